@@ -1,0 +1,430 @@
+//! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use fsguard_policy::{
+    canonical_prefix, Access, Builder, Context, ListKind, LogFormat, LogTarget, Mode, Policy,
+    Settings,
+};
+
+/// Exit status for fsguard's own failures (bad policy, library missing).
+const EXIT_FSGUARD: u8 = 125;
+
+const USAGE: &str = "\
+usage:
+  fsguard run [OPTIONS] -- CMD [ARGS...]   run CMD under the guard
+  fsguard check [OPTIONS]                  validate and print the effective policy
+  fsguard explain [OPTIONS] read|write|exec PATH
+                                           the verdict for PATH and the rule behind it
+options:
+  --readonly[=ROOT]        deny every write (and confine to ROOT if given)
+  --root DIR               confine reads and writes to DIR
+  --config F               TOML policy file
+  --allow-read P   --deny-read P   --deny-read-always P
+  --allow-write P  --deny-write P  --deny-write-always P
+  --audit                  log what would be blocked, block nothing
+  --log stderr|off|FILE    where trace lines go
+  --log-format text|json   trace format
+";
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match run(args) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("fsguard: error: {msg}");
+            ExitCode::from(EXIT_FSGUARD)
+        }
+    }
+}
+
+/// Parsed command line.
+struct Cli {
+    command: String,
+    config: Option<PathBuf>,
+    flags: Vec<Flag>,
+    rest: Vec<OsString>,
+}
+
+/// A policy flag, applied over the config and the environment in order.
+enum Flag {
+    Readonly(Option<String>),
+    Root(String),
+    Rule(Access, ListKind, String),
+    Audit,
+    Log(String),
+    LogFormat(LogFormat),
+}
+
+fn parse(args: Vec<OsString>) -> Result<Cli, String> {
+    let mut it = args.into_iter();
+    let command = it
+        .next()
+        .ok_or_else(|| format!("no command given\n{USAGE}"))?
+        .into_string()
+        .map_err(|_| "bad command".to_string())?;
+    if command == "-h" || command == "--help" || command == "help" {
+        print!("{USAGE}");
+        std::process::exit(0);
+    }
+    let mut cli = Cli {
+        command,
+        config: None,
+        flags: Vec::new(),
+        rest: Vec::new(),
+    };
+    let mut args: Vec<OsString> = it.collect();
+    args.reverse();
+    while let Some(arg) = args.pop() {
+        let Some(s) = arg.to_str() else {
+            cli.rest.push(arg);
+            continue;
+        };
+        if s == "--" {
+            cli.rest.extend(args.drain(..).rev());
+            break;
+        }
+        let (name, inline) = match s.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (s.to_string(), None),
+        };
+        let value = |args: &mut Vec<OsString>| -> Result<String, String> {
+            if let Some(v) = inline.clone() {
+                return Ok(v);
+            }
+            args.pop()
+                .and_then(|v| v.into_string().ok())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let rule = |a, k| -> Option<(Access, ListKind)> { Some((a, k)) };
+        let as_rule = match name.as_str() {
+            "--allow-read" => rule(Access::Read, ListKind::Allow),
+            "--deny-read" => rule(Access::Read, ListKind::Deny),
+            "--deny-read-always" => rule(Access::Read, ListKind::DenyAlways),
+            "--allow-write" => rule(Access::Write, ListKind::Allow),
+            "--deny-write" => rule(Access::Write, ListKind::Deny),
+            "--deny-write-always" => rule(Access::Write, ListKind::DenyAlways),
+            _ => None,
+        };
+        if let Some((a, k)) = as_rule {
+            cli.flags.push(Flag::Rule(a, k, value(&mut args)?));
+            continue;
+        }
+        match name.as_str() {
+            "--readonly" => cli.flags.push(Flag::Readonly(inline.clone())),
+            "--root" => cli.flags.push(Flag::Root(value(&mut args)?)),
+            "--config" => cli.config = Some(PathBuf::from(value(&mut args)?)),
+            "--audit" => cli.flags.push(Flag::Audit),
+            "--log" => cli.flags.push(Flag::Log(value(&mut args)?)),
+            "--log-format" => cli
+                .flags
+                .push(Flag::LogFormat(match value(&mut args)?.as_str() {
+                    "text" => LogFormat::Text,
+                    "json" => LogFormat::Json,
+                    v => return Err(format!("--log-format: bad value {v:?} (text, json)")),
+                })),
+            _ if s.starts_with('-') && s.len() > 1 => {
+                return Err(format!("unknown option {s}\n{USAGE}"))
+            }
+            _ => {
+                // The first operand ends the options (`fsguard run cmd` works without --).
+                cli.rest.push(arg);
+                cli.rest.extend(args.drain(..).rev());
+                break;
+            }
+        }
+    }
+    Ok(cli)
+}
+
+/// Layers defaults < config < FSGUARD_* variables < flags.
+fn settings(cli: &Cli) -> Result<Settings, String> {
+    let mut b = Builder::new(Context::from_process());
+    let vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with("FSGUARD_") && k != "FSGUARD_LIB" && k != "FSGUARD_POLICY")
+        .collect();
+    b.env(
+        vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        cli.config.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    for f in &cli.flags {
+        match f {
+            Flag::Readonly(root) => {
+                b.readonly(true);
+                if let Some(r) = root {
+                    b.root(r).map_err(|e| format!("--readonly={r}: {e}"))?;
+                }
+            }
+            Flag::Root(r) => {
+                b.root(r).map_err(|e| format!("--root {r}: {e}"))?;
+            }
+            Flag::Rule(a, k, p) => {
+                b.add_pattern(*a, *k, p).map_err(|e| format!("{p}: {e}"))?;
+            }
+            Flag::Audit => {
+                b.mode(Mode::Audit);
+            }
+            Flag::Log(t) => {
+                b.log_target(t).map_err(|e| e.to_string())?;
+            }
+            Flag::LogFormat(f) => {
+                b.log_format(*f);
+            }
+        }
+    }
+    b.finish().map_err(|e| e.to_string())
+}
+
+fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
+    let cli = parse(args)?;
+    match cli.command.as_str() {
+        "run" => cmd_run(&cli),
+        "check" => cmd_check(&cli),
+        "explain" => cmd_explain(&cli),
+        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    }
+}
+
+/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`.
+fn find_library() -> Result<PathBuf, String> {
+    let name = if cfg!(target_os = "macos") {
+        "libfsguard.dylib"
+    } else {
+        "libfsguard.so"
+    };
+    let candidates: Vec<PathBuf> = match std::env::var_os("FSGUARD_LIB") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => {
+            let exe = std::env::current_exe().map_err(|e| format!("cannot locate fsguard: {e}"))?;
+            let dir = exe.parent().unwrap_or(Path::new("/")).to_path_buf();
+            vec![dir.join(name), dir.join("../lib").join(name)]
+        }
+    };
+    for c in &candidates {
+        if let Ok(bytes) = std::fs::read(c).map(|b| b.get(..4).map(<[u8]>::to_vec)) {
+            let elf = bytes.as_deref() == Some(b"\x7fELF");
+            let macho = bytes
+                .as_deref()
+                .is_some_and(|b| b[..3] == [0xcf, 0xfa, 0xed]);
+            if !(elf || macho) {
+                return Err(format!("{} is not a shared library", c.display()));
+            }
+            return std::fs::canonicalize(c).map_err(|e| format!("{}: {e}", c.display()));
+        }
+    }
+    Err(format!(
+        "library not found (looked at {}); set FSGUARD_LIB",
+        candidates
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
+    let Some((program, args)) = cli.rest.split_first() else {
+        return Err(format!("run: no command given\n{USAGE}"));
+    };
+    let settings = settings(cli)?;
+    Policy::new(settings.clone()).map_err(|e| e.to_string())?;
+    let lib = find_library()?;
+    let var = if cfg!(target_os = "macos") {
+        "DYLD_INSERT_LIBRARIES"
+    } else {
+        "LD_PRELOAD"
+    };
+    let mut preload = OsString::from(lib.as_os_str());
+    if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env(var, preload)
+        .env("FSGUARD_POLICY", settings.to_frozen());
+    let status = match cmd.spawn() {
+        Ok(mut child) => child.wait().map_err(|e| format!("wait: {e}"))?,
+        Err(e) => {
+            let name = program.to_string_lossy();
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => 127,
+                _ => 126,
+            };
+            eprintln!("fsguard: {name}: {e}");
+            return Ok(ExitCode::from(code));
+        }
+    };
+    Ok(ExitCode::from(exit_code(status)))
+}
+
+/// The command's status; 128+N when killed by signal N.
+fn exit_code(status: std::process::ExitStatus) -> u8 {
+    if let Some(code) = status.code() {
+        code as u8
+    } else if let Some(sig) = status.signal() {
+        (128 + sig) as u8
+    } else {
+        EXIT_FSGUARD
+    }
+}
+
+fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
+    if !cli.rest.is_empty() {
+        return Err("check takes no operands".into());
+    }
+    let s = settings(cli)?;
+    Policy::new(s.clone()).map_err(|e| e.to_string())?;
+    print!("{}", describe(&s));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(s: &Settings) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let q = |v: &str| format!("{v:?}");
+    let list = |v: &[String]| {
+        format!(
+            "[{}]",
+            v.iter().map(|p| q(p)).collect::<Vec<_>>().join(", ")
+        )
+    };
+    if s.implicit {
+        let _ = writeln!(o, "# no policy set: read-only by default");
+    }
+    let _ = writeln!(o, "readonly = {}", s.readonly);
+    match &s.root {
+        Some(r) => {
+            let _ = writeln!(o, "root = {}", q(r));
+        }
+        None => {
+            let _ = writeln!(o, "# root: none");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "mode = {}",
+        q(if s.mode == Mode::Audit {
+            "audit"
+        } else {
+            "enforce"
+        })
+    );
+    let _ = writeln!(o, "errno = {}", q(&format!("{:?}", s.errno)));
+    let _ = writeln!(o, "system = {}", s.system);
+    let _ = writeln!(o, "secrets = {}", s.secrets);
+    let _ = writeln!(o, "hide_outside = {}", s.hide_outside);
+    for (name, l) in [("read", &s.read), ("write", &s.write)] {
+        let _ = writeln!(o, "\n[{name}]");
+        let _ = writeln!(o, "allow = {}", list(&l.allow));
+        let _ = writeln!(o, "deny = {}", list(&l.deny));
+        let _ = writeln!(o, "deny_always = {}", list(&l.deny_always));
+    }
+    let _ = writeln!(o, "\n[log]");
+    let target = match &s.log.target {
+        LogTarget::Stderr => "stderr".to_string(),
+        LogTarget::Off => "off".to_string(),
+        LogTarget::File(f) => f.clone(),
+    };
+    let _ = writeln!(o, "target = {}", q(&target));
+    let _ = writeln!(
+        o,
+        "format = {}",
+        q(if s.log.format == LogFormat::Json {
+            "json"
+        } else {
+            "text"
+        })
+    );
+    let _ = writeln!(o, "\n# presets, expanded");
+    let _ = writeln!(
+        o,
+        "# system ({}): {}",
+        if s.system && s.root.is_some() {
+            "active: root is set"
+        } else {
+            "inactive"
+        },
+        list(&s.system_paths)
+    );
+    let _ = writeln!(
+        o,
+        "# secrets ({}): {}",
+        if s.secrets { "denied always" } else { "off" },
+        list(&s.secret_paths)
+    );
+    let _ = writeln!(
+        o,
+        "# devices (always allowed): {}",
+        list(
+            &fsguard_policy::DEVICES
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+        )
+    );
+    o
+}
+
+fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
+    let [access, path] = cli.rest.as_slice() else {
+        return Err(format!("explain needs ACCESS PATH\n{USAGE}"));
+    };
+    let access = access
+        .to_str()
+        .and_then(Access::parse)
+        .ok_or_else(|| format!("explain: access must be read, write or exec, not {access:?}"))?;
+    let policy = Policy::new(settings(cli)?).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let resolved = canonical_prefix(&cwd.join(path));
+    let bytes = resolved.as_os_str().as_encoded_bytes();
+    let d = policy.decide(access, bytes);
+    println!(
+        "{} {} {} rule={}",
+        if d.allowed { "allow" } else { "deny" },
+        access.as_str(),
+        resolved.display(),
+        d.rule
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn parses_flags_and_command() {
+        let c = parse(os(&[
+            "run",
+            "--readonly=ws",
+            "--deny-read",
+            "*.pem",
+            "--",
+            "ls",
+            "-l",
+        ]))
+        .unwrap();
+        assert_eq!(c.command, "run");
+        assert_eq!(c.rest, os(&["ls", "-l"]));
+        assert!(matches!(&c.flags[0], Flag::Readonly(Some(r)) if r == "ws"));
+        assert!(matches!(&c.flags[1], Flag::Rule(Access::Read, ListKind::Deny, p) if p == "*.pem"));
+        let c = parse(os(&["run", "--readonly", "ls", "--root", "x"])).unwrap();
+        assert_eq!(
+            c.rest,
+            os(&["ls", "--root", "x"]),
+            "options after the command are its own"
+        );
+        assert!(parse(os(&["run", "--bogus"])).is_err());
+        assert!(parse(os(&["run", "--root"])).is_err());
+    }
+}

@@ -1,0 +1,76 @@
+//! Built-in path lists: devices, credential files, installed software.
+
+/// Devices every process may read and write (step 4 of the rule order).
+/// `/dev/pts` covers the pseudo-terminals beneath it.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Credential files and directories under `$HOME`, denied always when
+/// `secrets = true`.
+pub const SECRETS: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.cargo/credentials*",
+    "~/.pypirc",
+    "~/.npmrc",
+    "~/.config/gh",
+    "~/.local/share/keyrings",
+];
+
+/// Locations of installed software readable under a root when
+/// `system = true`. Install prefixes of the main executable and of each
+/// `PATH` directory are added at load.
+pub const SYSTEM: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    // The /etc files a C, Python or shell runtime reads to start; not passwd.
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/terminfo",
+    "/etc/inputrc",
+    "/etc/magic",
+    "/etc/gitconfig",
+    "/etc/alternatives",
+    // Read-only kernel facts runtimes ask for (CPU count, memory, entropy).
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/filesystems",
+    "/proc/sys/kernel/random",
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup/cpu.max",
+];

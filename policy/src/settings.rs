@@ -1,0 +1,872 @@
+//! Policy sources and their layering into [`Settings`].
+//!
+//! Sources, later wins: built-in defaults < config file < `FSGUARD_*`
+//! variables < CLI flags. Scalars are replaced; rule lists are appended.
+//! Every pattern is made absolute and canonical here, once, at load.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::pattern::has_glob_meta;
+use crate::presets;
+use crate::Access;
+
+/// Enforce the policy or only report what it would block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Denied calls fail.
+    #[default]
+    Enforce,
+    /// Nothing fails; every would-be denial is logged as `audit`.
+    Audit,
+}
+
+/// The errno a denied call fails with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrnoChoice {
+    /// `EACCES` (13), the default: "Permission denied".
+    #[default]
+    EACCES,
+    /// `EPERM` (1): "Operation not permitted".
+    EPERM,
+}
+
+impl ErrnoChoice {
+    /// The numeric errno.
+    pub fn code(self) -> i32 {
+        match self {
+            ErrnoChoice::EACCES => 13,
+            ErrnoChoice::EPERM => 1,
+        }
+    }
+}
+
+/// What to do when a guarded process executes a program the library cannot
+/// follow (statically linked, or set-id).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnguardedExec {
+    /// Run it and write one trace line.
+    #[default]
+    Warn,
+    /// Refuse the exec.
+    Deny,
+    /// Run it silently.
+    Allow,
+}
+
+/// Where trace lines go.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogTarget {
+    /// The process's standard error, as it is at the time of the denial.
+    #[default]
+    Stderr,
+    /// Nowhere.
+    Off,
+    /// Appended to this absolute path, one `write` per line.
+    File(String),
+}
+
+/// Trace line format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// `[fsguard] blocked open write path=/x rule=root`
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Trace settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    /// Where lines go.
+    pub target: LogTarget,
+    /// How they look.
+    pub format: LogFormat,
+}
+
+/// The three rule lists of one access kind. Patterns are absolute.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lists {
+    /// Re-allow inside a deny or outside the root.
+    pub allow: Vec<String>,
+    /// Deny, unless an allow matches.
+    pub deny: Vec<String>,
+    /// Deny, whatever else matches.
+    pub deny_always: Vec<String>,
+}
+
+/// The effective policy, every source applied and every path absolute.
+///
+/// This is also the frozen form handed to child processes
+/// (`FSGUARD_POLICY`, JSON), so a child's policy is its parent's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Deny every write not allowed by a rule.
+    pub readonly: bool,
+    /// Confine reads and writes to this directory (absolute, canonical).
+    pub root: Option<String>,
+    /// Enforce or audit.
+    pub mode: Mode,
+    /// errno of a denied call.
+    pub errno: ErrnoChoice,
+    /// Read access to installed software when a root is set.
+    pub system: bool,
+    /// Deny credential files always.
+    pub secrets: bool,
+    /// Denied reads outside the root answer ENOENT; metadata reads are confined.
+    pub hide_outside: bool,
+    /// Exec of a program the library cannot follow.
+    pub unguarded_exec: UnguardedExec,
+    /// Read (and exec) rules.
+    pub read: Lists,
+    /// Write rules.
+    pub write: Lists,
+    /// Trace settings.
+    pub log: LogSettings,
+    /// The `system` locations, expanded (absolute, canonical).
+    pub system_paths: Vec<String>,
+    /// The `secrets` patterns, expanded.
+    pub secret_paths: Vec<String>,
+    /// No source set any policy: read-only by default.
+    pub implicit: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            readonly: false,
+            root: None,
+            mode: Mode::Enforce,
+            errno: ErrnoChoice::EACCES,
+            system: true,
+            secrets: true,
+            hide_outside: false,
+            unguarded_exec: UnguardedExec::Warn,
+            read: Lists::default(),
+            write: Lists::default(),
+            log: LogSettings::default(),
+            system_paths: Vec::new(),
+            secret_paths: Vec::new(),
+            implicit: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The frozen form passed to children.
+    pub fn to_frozen(&self) -> String {
+        serde_json::to_string(self).expect("settings serialize")
+    }
+
+    /// Reads the frozen form.
+    pub fn from_frozen(s: &str) -> Result<Settings, Error> {
+        serde_json::from_str(s).map_err(|e| Error::new(format!("FSGUARD_POLICY: {e}")))
+    }
+}
+
+/// A policy error: names the source, the key and, for files, the line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(String);
+
+impl Error {
+    pub(crate) fn new(msg: impl Into<String>) -> Error {
+        Error(msg.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Every `FSGUARD_*` variable the project reads; any other is an error.
+pub const ENV_VARS: &[&str] = &[
+    "FSGUARD_CONFIG",
+    "FSGUARD_READONLY",
+    "FSGUARD_ROOT",
+    "FSGUARD_MODE",
+    "FSGUARD_LOG",
+    "FSGUARD_LOG_FORMAT",
+    "FSGUARD_ERRNO",
+    // Set by fsguard itself:
+    "FSGUARD_POLICY",
+    "FSGUARD_LIB",
+    "FSGUARD_HANDSHAKE_FD",
+];
+
+/// What the process looks like at load: used to expand relative paths, `~`
+/// and the `system` preset.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// Working directory at load.
+    pub cwd: PathBuf,
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+    /// The main executable.
+    pub exe: Option<PathBuf>,
+    /// `$PATH`.
+    pub path_var: Option<OsString>,
+}
+
+impl Context {
+    /// The current process's context, from `std::env`.
+    pub fn from_process() -> Context {
+        Context {
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            exe: std::env::current_exe().ok(),
+            path_var: std::env::var_os("PATH"),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    readonly: Option<bool>,
+    root: Option<toml::Spanned<String>>,
+    mode: Option<Mode>,
+    errno: Option<ErrnoChoice>,
+    system: Option<bool>,
+    secrets: Option<bool>,
+    hide_outside: Option<bool>,
+    unguarded_exec: Option<UnguardedExec>,
+    read: Option<ListsFile>,
+    write: Option<ListsFile>,
+    log: Option<LogFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListsFile {
+    #[serde(default)]
+    allow: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    deny_always: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogFile {
+    target: Option<String>,
+    format: Option<LogFormat>,
+}
+
+/// Which of the three lists a rule goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// `allow`
+    Allow,
+    /// `deny`
+    Deny,
+    /// `deny_always`
+    DenyAlways,
+}
+
+/// Layers the policy sources into [`Settings`].
+#[derive(Debug)]
+pub struct Builder {
+    ctx: Context,
+    s: Settings,
+    any: bool,
+}
+
+impl Builder {
+    /// Starts from the built-in defaults.
+    pub fn new(ctx: Context) -> Builder {
+        Builder {
+            ctx,
+            s: Settings::default(),
+            any: false,
+        }
+    }
+
+    /// Applies a TOML config file; relative paths in it are against its directory.
+    pub fn config_file(&mut self, path: &Path) -> Result<&mut Builder, Error> {
+        let path = absolute(&self.ctx.cwd, path);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::new(format!("config {}: {e}", path.display())))?;
+        self.config_str(&text, &path)
+    }
+
+    /// Applies TOML text as if read from `origin` (used for messages and as
+    /// the base of relative paths).
+    pub fn config_str(&mut self, text: &str, origin: &Path) -> Result<&mut Builder, Error> {
+        let name = origin.display().to_string();
+        let cfg: ConfigFile =
+            toml::from_str(text).map_err(|e| Error::new(format!("config {name}: {e}")))?;
+        let base = origin.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let at = |span: std::ops::Range<usize>| {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("{name}:{line}")
+        };
+        self.any = true;
+        if let Some(v) = cfg.readonly {
+            self.s.readonly = v;
+        }
+        if let Some(root) = cfg.root {
+            let where_ = at(root.span());
+            self.s.root = Some(
+                canonical_dir(&base.join(root.get_ref()))
+                    .map_err(|e| Error::new(format!("{where_}: root: {e}")))?,
+            );
+        }
+        if let Some(v) = cfg.mode {
+            self.s.mode = v;
+        }
+        if let Some(v) = cfg.errno {
+            self.s.errno = v;
+        }
+        if let Some(v) = cfg.system {
+            self.s.system = v;
+        }
+        if let Some(v) = cfg.secrets {
+            self.s.secrets = v;
+        }
+        if let Some(v) = cfg.hide_outside {
+            self.s.hide_outside = v;
+        }
+        if let Some(v) = cfg.unguarded_exec {
+            self.s.unguarded_exec = v;
+        }
+        for (access, lists) in [(Access::Read, cfg.read), (Access::Write, cfg.write)] {
+            let Some(lists) = lists else { continue };
+            for (kind, pats) in [
+                (ListKind::Allow, lists.allow),
+                (ListKind::Deny, lists.deny),
+                (ListKind::DenyAlways, lists.deny_always),
+            ] {
+                for p in pats {
+                    let where_ = at(p.span());
+                    self.add_pattern_at(access, kind, p.get_ref(), &base)
+                        .map_err(|e| Error::new(format!("{where_}: {e}")))?;
+                }
+            }
+        }
+        if let Some(log) = cfg.log {
+            if let Some(t) = log.target {
+                self.s.log.target = parse_log_target(&t, &base);
+            }
+            if let Some(f) = log.format {
+                self.s.log.format = f;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Applies `FSGUARD_*` variables. `config` (a CLI `--config`) replaces
+    /// `FSGUARD_CONFIG`. Unknown `FSGUARD_*` variables are errors.
+    pub fn env<'a, I>(&mut self, vars: I, config: Option<&Path>) -> Result<&mut Builder, Error>
+    where
+        I: IntoIterator<Item = (&'a str, &'a str)>,
+    {
+        let vars: Vec<(&str, &str)> = vars
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("FSGUARD_"))
+            .collect();
+        for (k, _) in &vars {
+            if !ENV_VARS.contains(k) {
+                return Err(Error::new(format!(
+                    "unknown variable {k} (known: {})",
+                    ENV_VARS.join(", ")
+                )));
+            }
+        }
+        let get = |name: &str| vars.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        match (config, get("FSGUARD_CONFIG")) {
+            (Some(c), _) => {
+                self.config_file(c)?;
+            }
+            (None, Some(c)) if !c.is_empty() => {
+                self.config_file(Path::new(c))?;
+            }
+            _ => {}
+        }
+        if let Some(v) = get("FSGUARD_READONLY") {
+            self.readonly(parse_bool("FSGUARD_READONLY", v)?);
+        }
+        if let Some(v) = get("FSGUARD_ROOT") {
+            if v.is_empty() {
+                return Err(Error::new("FSGUARD_ROOT is empty"));
+            }
+            self.root(v)
+                .map_err(|e| Error::new(format!("FSGUARD_ROOT: {e}")))?;
+        }
+        if let Some(v) = get("FSGUARD_MODE") {
+            self.mode(match v {
+                "enforce" => Mode::Enforce,
+                "audit" => Mode::Audit,
+                _ => return Err(bad_value("FSGUARD_MODE", v, "enforce, audit")),
+            });
+        }
+        if let Some(v) = get("FSGUARD_LOG") {
+            self.log_target(v)?;
+        }
+        if let Some(v) = get("FSGUARD_LOG_FORMAT") {
+            self.log_format(match v {
+                "text" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => return Err(bad_value("FSGUARD_LOG_FORMAT", v, "text, json")),
+            });
+        }
+        if let Some(v) = get("FSGUARD_ERRNO") {
+            self.s.errno = match v {
+                "EACCES" => ErrnoChoice::EACCES,
+                "EPERM" => ErrnoChoice::EPERM,
+                _ => return Err(bad_value("FSGUARD_ERRNO", v, "EACCES, EPERM")),
+            };
+        }
+        Ok(self)
+    }
+
+    /// Sets read-only.
+    pub fn readonly(&mut self, on: bool) -> &mut Builder {
+        self.any = true;
+        self.s.readonly = on;
+        self
+    }
+
+    /// Sets the root; relative to the working directory. It must exist.
+    pub fn root(&mut self, dir: &str) -> Result<&mut Builder, Error> {
+        self.any = true;
+        let p = expand_home(dir, self.ctx.home.as_deref())
+            .map(|p| absolute(&self.ctx.cwd, &p))
+            .ok_or_else(|| Error::new(format!("{dir}: $HOME is not set")))?;
+        self.s.root = Some(canonical_dir(&p)?);
+        Ok(self)
+    }
+
+    /// Sets enforce or audit.
+    pub fn mode(&mut self, mode: Mode) -> &mut Builder {
+        self.s.mode = mode;
+        self
+    }
+
+    /// Sets the errno of denied calls.
+    pub fn errno(&mut self, e: ErrnoChoice) -> &mut Builder {
+        self.s.errno = e;
+        self
+    }
+
+    /// Sets the trace target: `stderr`, `off` or a file path.
+    pub fn log_target(&mut self, v: &str) -> Result<&mut Builder, Error> {
+        if v.is_empty() {
+            return Err(Error::new(
+                "FSGUARD_LOG is empty (use stderr, off or a path)",
+            ));
+        }
+        let cwd = self.ctx.cwd.clone();
+        self.s.log.target = parse_log_target(v, &cwd);
+        Ok(self)
+    }
+
+    /// Sets the trace format.
+    pub fn log_format(&mut self, f: LogFormat) -> &mut Builder {
+        self.s.log.format = f;
+        self
+    }
+
+    /// Adds a rule pattern; relative patterns are against the working directory.
+    pub fn add_pattern(
+        &mut self,
+        access: Access,
+        kind: ListKind,
+        pattern: &str,
+    ) -> Result<&mut Builder, Error> {
+        let cwd = self.ctx.cwd.clone();
+        self.add_pattern_at(access, kind, pattern, &cwd)?;
+        Ok(self)
+    }
+
+    fn add_pattern_at(
+        &mut self,
+        access: Access,
+        kind: ListKind,
+        pattern: &str,
+        base: &Path,
+    ) -> Result<(), Error> {
+        self.any = true;
+        let abs = expand_pattern(pattern, base, self.ctx.home.as_deref())?;
+        crate::PatternSet::new([abs.as_str()]).map_err(Error::new)?;
+        let lists = match access {
+            Access::Write => &mut self.s.write,
+            Access::Read | Access::Exec => &mut self.s.read,
+        };
+        match kind {
+            ListKind::Allow => lists.allow.push(abs),
+            ListKind::Deny => lists.deny.push(abs),
+            ListKind::DenyAlways => lists.deny_always.push(abs),
+        }
+        Ok(())
+    }
+
+    /// Expands presets and returns the effective settings.
+    pub fn finish(self) -> Result<Settings, Error> {
+        let Builder { ctx, mut s, any } = self;
+        if !any {
+            s.implicit = true;
+            s.readonly = true;
+        }
+        s.system_paths = system_paths(&ctx);
+        s.secret_paths = match &ctx.home {
+            Some(home) => presets::SECRETS
+                .iter()
+                .filter_map(|p| expand_pattern(p, Path::new("/"), Some(home)).ok())
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(s)
+    }
+}
+
+fn bad_value(key: &str, v: &str, expected: &str) -> Error {
+    Error::new(format!(
+        "{key}: bad value {v:?} (expected one of: {expected})"
+    ))
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, Error> {
+    match v {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        _ => Err(bad_value(key, v, "1, 0, true, false")),
+    }
+}
+
+fn parse_log_target(v: &str, base: &Path) -> LogTarget {
+    match v {
+        "stderr" => LogTarget::Stderr,
+        "off" => LogTarget::Off,
+        path => LogTarget::File(absolute(base, Path::new(path)).display().to_string()),
+    }
+}
+
+fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+fn expand_home(p: &str, home: Option<&Path>) -> Option<PathBuf> {
+    if p == "~" {
+        return home.map(Path::to_path_buf);
+    }
+    if let Some(rest) = p.strip_prefix("~/") {
+        return home.map(|h| h.join(rest));
+    }
+    Some(PathBuf::from(p))
+}
+
+fn canonical_dir(p: &Path) -> Result<String, Error> {
+    let c = std::fs::canonicalize(p).map_err(|e| Error::new(format!("{}: {e}", p.display())))?;
+    if !c.is_dir() {
+        return Err(Error::new(format!("{}: not a directory", p.display())));
+    }
+    Ok(c.display().to_string())
+}
+
+/// Lexical `.`/`..` folding; used only on the part of a path that does not
+/// exist yet (the part that exists is canonicalized by the kernel).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Canonicalizes the deepest existing ancestor of `p` and appends the rest
+/// (folded lexically): how `fsguard explain` names a path that may not exist.
+pub fn canonical_prefix(p: &Path) -> PathBuf {
+    let p = lexical(p);
+    let mut existing = p.clone();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&existing) {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return p,
+        }
+    }
+}
+
+/// Makes a user pattern absolute and canonical: `~/` expanded, relative
+/// patterns against `base`, a slash-less glob (`*.pem`) matching at any depth
+/// below `base`, and the literal leading part resolved through symlinks.
+fn expand_pattern(pattern: &str, base: &Path, home: Option<&Path>) -> Result<String, Error> {
+    if pattern.is_empty() {
+        return Err(Error::new("empty pattern"));
+    }
+    let expanded = expand_home(pattern, home)
+        .ok_or_else(|| Error::new(format!("{pattern}: $HOME is not set")))?;
+    let text = expanded
+        .to_str()
+        .ok_or_else(|| Error::new("pattern is not UTF-8"))?;
+    let glob = has_glob_meta(text);
+    let abs = if text.starts_with('/') {
+        text.to_string()
+    } else if glob && !text.contains('/') {
+        format!("{}/**/{text}", base.display())
+    } else {
+        format!("{}/{text}", base.display())
+    };
+    if !glob {
+        return Ok(canonical_prefix(Path::new(&abs)).display().to_string());
+    }
+    // Split at the first component with glob syntax; canonicalize before it.
+    let comps: Vec<&str> = abs.split('/').collect();
+    let first_glob = comps
+        .iter()
+        .position(|c| has_glob_meta(c))
+        .unwrap_or(comps.len());
+    let literal = comps[..first_glob].join("/");
+    let tail = comps[first_glob..].join("/");
+    let lit = canonical_prefix(Path::new(if literal.is_empty() { "/" } else { &literal }));
+    let lit = lit.display().to_string();
+    Ok(if lit == "/" {
+        format!("/{tail}")
+    } else {
+        format!("{lit}/{tail}")
+    })
+}
+
+/// `system` locations: the built-in list plus the install prefixes of the
+/// main executable and of each `PATH` directory, never `/` or `$HOME`.
+fn system_paths(ctx: &Context) -> Vec<String> {
+    let home = ctx
+        .home
+        .as_ref()
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut prefix_of = |bin_dir: &Path| {
+        let Ok(d) = std::fs::canonicalize(bin_dir) else {
+            return;
+        };
+        let candidate = match d.parent() {
+            Some(parent) if parent != Path::new("/") && Some(parent) != home.as_deref() => {
+                parent.to_path_buf()
+            }
+            _ => d.clone(),
+        };
+        if candidate != Path::new("/") && Some(&candidate) != home.as_ref() {
+            dirs.push(candidate);
+        }
+    };
+    if let Some(exe) = &ctx.exe {
+        if let Some(dir) = exe.parent() {
+            prefix_of(dir);
+        }
+    }
+    if let Some(path) = &ctx.path_var {
+        for dir in std::env::split_paths(path) {
+            if dir.is_absolute() {
+                prefix_of(&dir);
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for p in presets::SYSTEM {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            out.push(c.display().to_string());
+        }
+    }
+    out.extend(dirs.into_iter().map(|d| d.display().to_string()));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(cwd: &Path) -> Context {
+        Context {
+            cwd: cwd.to_path_buf(),
+            home: Some(PathBuf::from("/nonexistent-home")),
+            exe: None,
+            path_var: None,
+        }
+    }
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fsguard-policy-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::canonicalize(&d).unwrap()
+    }
+
+    #[test]
+    fn no_policy_is_read_only() {
+        let s = Builder::new(ctx(Path::new("/"))).finish().unwrap();
+        assert!(s.implicit && s.readonly);
+        let mut b = Builder::new(ctx(Path::new("/")));
+        b.env([("FSGUARD_LOG", "off")], None).unwrap();
+        assert!(
+            b.finish().unwrap().implicit,
+            "logging alone is not a policy"
+        );
+    }
+
+    #[test]
+    fn env_layering_and_errors() {
+        let d = tmpdir("env");
+        std::fs::create_dir(d.join("ws")).unwrap();
+        let mut b = Builder::new(ctx(&d));
+        b.env(
+            [
+                ("FSGUARD_ROOT", "ws"),
+                ("FSGUARD_READONLY", "1"),
+                ("FSGUARD_MODE", "audit"),
+                ("FSGUARD_ERRNO", "EPERM"),
+                ("PATH", "/usr/bin"),
+            ],
+            None,
+        )
+        .unwrap();
+        let s = b.finish().unwrap();
+        assert_eq!(s.root.as_deref(), Some(d.join("ws").to_str().unwrap()));
+        assert!(s.readonly && !s.implicit);
+        assert_eq!(s.mode, Mode::Audit);
+        assert_eq!(s.errno.code(), 1);
+
+        let mut b = Builder::new(ctx(&d));
+        let e = b.env([("FSGUARD_RO0T", "ws")], None).unwrap_err();
+        assert!(e.to_string().contains("FSGUARD_RO0T"), "{e}");
+        let mut b = Builder::new(ctx(&d));
+        let e = b.env([("FSGUARD_ROOT", "missing")], None).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+        let mut b = Builder::new(ctx(&d));
+        assert!(b.env([("FSGUARD_READONLY", "maybe")], None).is_err());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn config_keys_patterns_and_errors() {
+        let d = tmpdir("cfg");
+        std::fs::create_dir(d.join("ws")).unwrap();
+        let cfg = d.join("policy.toml");
+        let text = "root = \"ws\"\nreadonly = true\n[read]\ndeny = [\"*.pem\", \"~/x\", \"/abs/**\"]\n[log]\ntarget = \"trace.log\"\nformat = \"json\"\n";
+        let mut b = Builder::new(ctx(Path::new("/")));
+        b.config_str(text, &cfg).unwrap();
+        let s = b.finish().unwrap();
+        let dd = d.display();
+        assert_eq!(s.root, Some(format!("{dd}/ws")));
+        assert_eq!(
+            s.read.deny,
+            vec![
+                format!("{dd}/**/*.pem"),
+                "/nonexistent-home/x".into(),
+                "/abs/**".into()
+            ]
+        );
+        assert_eq!(s.log.target, LogTarget::File(format!("{dd}/trace.log")));
+        assert_eq!(s.log.format, LogFormat::Json);
+
+        let bad_key = "readonly = true\nsecretz = false\n";
+        let e = Builder::new(ctx(Path::new("/")))
+            .config_str(bad_key, &cfg)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("secretz") && e.to_string().contains("line 2"),
+            "{e}"
+        );
+        let bad_glob = "[write]\nallow = [\n  \"/ok\",\n  \"/x/[a\",\n]\n";
+        let e = Builder::new(ctx(Path::new("/")))
+            .config_str(bad_glob, &cfg)
+            .unwrap_err();
+        assert!(e.to_string().contains("policy.toml:4"), "{e}");
+        let bad_value = "mode = \"loud\"\n";
+        assert!(Builder::new(ctx(Path::new("/")))
+            .config_str(bad_value, &cfg)
+            .is_err());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn patterns_resolve_symlinked_prefixes() {
+        let d = tmpdir("sym");
+        std::fs::create_dir(d.join("real")).unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        let p = expand_pattern("link/**/*.key", &d, None).unwrap();
+        assert_eq!(p, format!("{}/real/**/*.key", d.display()));
+        let p = expand_pattern("link/missing/../f", &d, None).unwrap();
+        assert_eq!(p, format!("{}/real/f", d.display()));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn system_prefixes_never_root_or_home() {
+        let d = tmpdir("sys");
+        let home = d.join("home");
+        std::fs::create_dir_all(home.join("bin")).unwrap();
+        std::fs::create_dir_all(d.join("tool/bin")).unwrap();
+        std::fs::create_dir_all(home.join(".pyenv/shims")).unwrap();
+        let path = std::env::join_paths([
+            home.join("bin"),
+            d.join("tool/bin"),
+            home.join(".pyenv/shims"),
+            PathBuf::from("/bin"),
+        ])
+        .unwrap();
+        let c = Context {
+            cwd: d.clone(),
+            home: Some(home.clone()),
+            exe: None,
+            path_var: Some(path),
+        };
+        let s = Builder::new(c).finish().unwrap();
+        let has = |p: &Path| s.system_paths.iter().any(|x| Path::new(x) == p);
+        assert!(has(&d.join("tool")));
+        assert!(has(&home.join(".pyenv")));
+        assert!(has(&home.join("bin")), "~/bin must not widen to $HOME");
+        assert!(!has(&home));
+        assert!(!s.system_paths.iter().any(|p| p == "/"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn frozen_round_trip() {
+        let mut s = Settings::default();
+        s.root = Some("/ws".into());
+        s.read.deny.push("/ws/**/.env*".into());
+        assert_eq!(Settings::from_frozen(&s.to_frozen()).unwrap(), s);
+        assert!(Settings::from_frozen("{\"readonly\":true}").is_err());
+    }
+}

@@ -1,0 +1,288 @@
+//! The library's state and the one check every hook makes.
+//!
+//! The policy is built once, in the constructor, from the environment the
+//! process started with, and never changes. Hooks read it through an atomic
+//! pointer: no lock a signal handler or a forked child could find held.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
+
+use crate::resolve::{self, Follow, PathBuf, Unresolved};
+use crate::trace::{Event, Sink};
+
+/// The loaded policy and where its trace lines go.
+pub struct Guard {
+    /// The frozen policy.
+    pub policy: Policy,
+    /// The trace sink.
+    pub sink: Sink,
+}
+
+const UNINIT: u8 = 0;
+const LOADING: u8 = 1;
+const READY: u8 = 2;
+
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+static GUARD: AtomicPtr<Guard> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The guard, once the constructor has finished. Calls made before (other
+/// libraries' constructors, the loader) go straight through.
+#[inline]
+pub fn get() -> Option<&'static Guard> {
+    if STATE.load(Ordering::Acquire) != READY {
+        return None;
+    }
+    // SAFETY: set once, before READY, to a leaked Box that is never freed.
+    unsafe { GUARD.load(Ordering::Acquire).as_ref() }
+}
+
+/// One path a call touches.
+pub struct Target {
+    /// The access checked; `None` for calls the policy does not confine
+    /// (an `O_PATH` open).
+    pub access: Option<Access>,
+    /// How the last component is treated.
+    pub follow: Follow,
+    /// Directory the path is relative to (`AT_FDCWD` for the cwd).
+    pub dirfd: c_int,
+    /// The path as passed (may be NULL where the call allows it).
+    pub path: *const c_char,
+    /// The call moves or links the object: a protected file may not.
+    pub moves: bool,
+}
+
+#[inline]
+pub fn errno() -> c_int {
+    // SAFETY: __errno_location returns this thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+#[inline]
+pub fn set_errno(e: c_int) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = e }
+}
+
+/// Decides a call: `Ok` to go ahead with the real function, `Err(errno)` to
+/// fail it. Never unwinds; a panic inside denies.
+pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
+    let Some(g) = get() else { return Ok(()) };
+    let saved = errno();
+    let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
+    set_errno(saved);
+    r
+}
+
+impl Guard {
+    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
+        let confined = |t: &Target| match t.access {
+            None => self.policy.settings().hide_outside,
+            Some(Access::Write) => true,
+            Some(Access::Read | Access::Exec) => self.policy.confines_reads(),
+        };
+        if !targets.iter().any(confined) {
+            return Ok(());
+        }
+        let mut first = PathBuf::new();
+        self.resolve(call, &targets[0], &mut first)?;
+        if targets.len() == 1 {
+            let p = first.as_bytes();
+            return self.decide(call, &targets[0], p, p, None);
+        }
+        let mut second = PathBuf::new();
+        self.resolve(call, &targets[1], &mut second)?;
+        let (a, b) = (first.as_bytes(), second.as_bytes());
+        self.decide(call, &targets[0], a, a, Some(b))?;
+        self.decide(call, &targets[1], b, a, Some(b))
+    }
+
+    fn resolve(&self, call: &'static str, t: &Target, out: &mut PathBuf) -> Result<(), c_int> {
+        // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
+        match unsafe { resolve::resolve(t.dirfd, t.path, t.follow, out) } {
+            Ok(()) => Ok(()),
+            Err(Unresolved::Kernel(e)) => Err(e.raw_os_error()),
+            Err(Unresolved::Failed(_)) => {
+                // SAFETY: as above; shown only to name what failed.
+                let raw = if t.path.is_null() {
+                    &b""[..]
+                } else {
+                    unsafe { CStr::from_ptr(t.path) }.to_bytes()
+                };
+                self.deny(
+                    call,
+                    t.access.unwrap_or(Access::Read),
+                    raw,
+                    None,
+                    Rule::Unresolved,
+                )
+            }
+        }
+    }
+
+    /// Applies the policy to the resolved target `mine`. `path`/`dest` are
+    /// the call's first and second resolved paths, for the trace line.
+    fn decide(
+        &self,
+        call: &'static str,
+        t: &Target,
+        mine: &[u8],
+        path: &[u8],
+        dest: Option<&[u8]>,
+    ) -> Result<(), c_int> {
+        let Some(access) = t.access else {
+            // Metadata: confined only to hide what lies outside.
+            let d = self.policy.decide(Access::Read, mine);
+            return if d.allowed {
+                Ok(())
+            } else {
+                self.deny(call, Access::Read, path, dest, d.rule)
+            };
+        };
+        if t.moves {
+            if let Some(rule) = self.policy.protected(mine) {
+                return self.deny(call, access, path, dest, rule);
+            }
+        }
+        let d = self.policy.decide(access, mine);
+        if d.allowed {
+            Ok(())
+        } else {
+            self.deny(call, access, path, dest, d.rule)
+        }
+    }
+
+    fn deny(
+        &self,
+        call: &'static str,
+        access: Access,
+        path: &[u8],
+        dest: Option<&[u8]>,
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        let audit = self.policy.audit();
+        let hidden = self.policy.settings().hide_outside
+            && access != Access::Write
+            && matches!(rule, Rule::Root);
+        let errno = match (audit, hidden) {
+            (true, _) => 0,
+            (false, true) => libc::ENOENT,
+            (false, false) => self.policy.errno(),
+        };
+        self.sink.emit(&Event {
+            event: if audit { "audit" } else { "blocked" },
+            call,
+            access,
+            path,
+            dest,
+            rule,
+            errno,
+        });
+        if audit {
+            Ok(())
+        } else {
+            Err(errno)
+        }
+    }
+}
+
+/// Builds the guard from the process's starting environment.
+fn load(envp: *const *const c_char) -> Result<Guard, String> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut home = None;
+    let mut path_var = None;
+    if !envp.is_null() {
+        let mut p = envp;
+        // SAFETY: envp is the NULL-terminated array the loader passes to
+        // constructors; each entry is a C string.
+        unsafe {
+            while !(*p).is_null() {
+                let kv = CStr::from_ptr(*p).to_bytes();
+                p = p.add(1);
+                let Some(eq) = kv.iter().position(|&b| b == b'=') else {
+                    continue;
+                };
+                let (k, v) = (&kv[..eq], &kv[eq + 1..]);
+                if k == b"HOME" {
+                    home = Some(std::ffi::OsStr::from_encoded_bytes_unchecked(v).to_owned());
+                } else if k == b"PATH" {
+                    path_var = Some(std::ffi::OsStr::from_encoded_bytes_unchecked(v).to_owned());
+                } else if k.starts_with(b"FSGUARD_") {
+                    let k = String::from_utf8_lossy(k).into_owned();
+                    let v = String::from_utf8(v.to_vec())
+                        .map_err(|_| format!("{k} is not valid UTF-8"))?;
+                    vars.push((k, v));
+                }
+            }
+        }
+    }
+    let exe = std::fs::read_link("/proc/self/exe").ok();
+    let settings = match vars.iter().find(|(k, _)| k == "FSGUARD_POLICY") {
+        Some((_, frozen)) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,
+        None => {
+            let ctx = Context {
+                cwd: std::env::current_dir()
+                    .map_err(|e| format!("cannot read the working directory: {e}"))?,
+                home: home.map(Into::into),
+                exe: exe.clone(),
+                path_var,
+            };
+            let mut b = Builder::new(ctx);
+            b.env(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())), None)
+                .map_err(|e| e.to_string())?;
+            b.finish().map_err(|e| e.to_string())?
+        }
+    };
+    let sink = Sink::new(
+        settings.log.target.clone(),
+        settings.log.format,
+        exe.map(|e| e.display().to_string()).unwrap_or_default(),
+    )?;
+    let inherited = vars.iter().any(|(k, _)| k == "FSGUARD_POLICY");
+    let implicit = settings.implicit && !inherited;
+    if !inherited {
+        // Children that inherit the environment inherit the policy as frozen
+        // here: a relative FSGUARD_ROOT means this process's cwd, not theirs.
+        let frozen = std::ffi::CString::new(settings.to_frozen()).map_err(|e| e.to_string())?;
+        // SAFETY: constructors run single-threaded; the strings are C strings.
+        if unsafe { libc::setenv(c"FSGUARD_POLICY".as_ptr(), frozen.as_ptr(), 1) } != 0 {
+            return Err("cannot set FSGUARD_POLICY".into());
+        }
+    }
+    let policy = Policy::new(settings).map_err(|e| e.to_string())?;
+    if implicit {
+        sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
+    }
+    Ok(Guard { policy, sink })
+}
+
+/// The constructor: runs before `main`, fails the process closed on a bad
+/// policy rather than let it run unguarded.
+pub extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
+    if STATE
+        .compare_exchange(UNINIT, LOADING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    let saved = errno();
+    let loaded = catch_unwind(|| load(envp))
+        .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
+    match loaded {
+        Ok(g) => {
+            GUARD.store(Box::into_raw(Box::new(g)), Ordering::Release);
+            STATE.store(READY, Ordering::Release);
+        }
+        Err(msg) => {
+            let line = format!("fsguard: error: {msg}; refusing to run unguarded\n");
+            // SAFETY: fd 2, then _exit: nothing of the program runs.
+            unsafe {
+                libc::write(2, line.as_ptr().cast(), line.len());
+                libc::_exit(125);
+            }
+        }
+    }
+    set_errno(saved);
+}

@@ -1,0 +1,410 @@
+//! The hooked libc calls, declared as data.
+//!
+//! One entry per symbol says which arguments are paths, relative to which
+//! dirfd, whether the last component is followed, and what access is checked.
+//! The macro turns each entry into an exported function (classify → resolve
+//! → decide → real call or deny) and a row of [`TABLE`], from which the
+//! hook reference in `docs/hooks.md` is generated and checked.
+
+use std::ffi::{c_char, c_int, c_uint};
+
+use fsguard_policy::Access;
+use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
+
+use crate::guard::{self, Target};
+use crate::real::real;
+use crate::resolve::Follow;
+
+const READ: Option<Access> = Some(Access::Read);
+const WRITE: Option<Access> = Some(Access::Write);
+
+/// One row of the hook table, for documentation.
+pub struct HookInfo {
+    /// Exported symbol.
+    pub symbol: &'static str,
+    /// Name used in trace lines.
+    pub call: &'static str,
+    /// Checks, in argument order.
+    pub checks: &'static [CheckInfo],
+}
+
+/// One checked path argument, as declared.
+pub struct CheckInfo {
+    /// Access expression.
+    pub access: &'static str,
+    /// Follow expression.
+    pub follow: &'static str,
+    /// Dirfd expression.
+    pub dirfd: &'static str,
+    /// Path expression.
+    pub path: &'static str,
+}
+
+/// An open's access from its flags: any of O_WRONLY, O_RDWR, O_APPEND,
+/// O_CREAT, O_TRUNC (even with O_RDONLY) or O_TMPFILE writes; O_PATH only
+/// names the object (a metadata access).
+pub fn open_access(flags: c_int) -> Option<Access> {
+    let writes = libc::O_WRONLY | libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_TRUNC;
+    if flags & writes != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        WRITE
+    } else if flags & libc::O_PATH != 0 {
+        None
+    } else {
+        READ
+    }
+}
+
+/// How an open treats its last component.
+pub fn open_follow(flags: c_int) -> Follow {
+    let creat = flags & libc::O_CREAT != 0;
+    if flags & libc::O_NOFOLLOW != 0 || (creat && flags & libc::O_EXCL != 0) {
+        Follow::Entry
+    } else if creat {
+        Follow::Create
+    } else {
+        Follow::Yes
+    }
+}
+
+/// The open flags of an fopen mode string (`r`, `w`, `a`, `x`, `+`).
+pub fn fopen_flags(mode: *const c_char) -> c_int {
+    if mode.is_null() {
+        return 0;
+    }
+    // SAFETY: fopen's mode is a C string.
+    let m = unsafe { std::ffi::CStr::from_ptr(mode) }.to_bytes();
+    let plus = m.contains(&b'+');
+    let mut flags = match m.first() {
+        Some(b'w') => libc::O_CREAT | libc::O_TRUNC,
+        Some(b'a') => libc::O_CREAT | libc::O_APPEND,
+        _ => 0,
+    };
+    flags |= if plus {
+        libc::O_RDWR
+    } else if matches!(m.first(), Some(b'w' | b'a')) {
+        libc::O_WRONLY
+    } else {
+        0
+    };
+    if m.contains(&b'x') {
+        flags |= libc::O_EXCL;
+    }
+    flags
+}
+
+/// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
+/// AT_SYMLINK_NOFOLLOW on the entry.
+pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
+    // SAFETY: read only when non-NULL; a C string has at least its NUL.
+    if path.is_null() || (flags & AT_EMPTY_PATH != 0 && unsafe { *path } == 0) {
+        Follow::Fd
+    } else if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        Follow::Entry
+    } else {
+        Follow::Yes
+    }
+}
+
+/// linkat's source: not followed unless AT_SYMLINK_FOLLOW.
+pub fn link_follow(flags: c_int, path: *const c_char) -> Follow {
+    // SAFETY: as in `at_follow`.
+    if flags & AT_EMPTY_PATH != 0 && !path.is_null() && unsafe { *path } == 0 {
+        Follow::Fd
+    } else if flags & AT_SYMLINK_FOLLOW != 0 {
+        Follow::Yes
+    } else {
+        Follow::Entry
+    }
+}
+
+/// freopen with a NULL path reopens the stream's own file.
+fn stream_fd(path: *const c_char, stream: *mut FILE) -> c_int {
+    if path.is_null() && !stream.is_null() {
+        // SAFETY: a FILE the caller handed to freopen.
+        unsafe { libc::fileno(stream) }
+    } else {
+        AT_FDCWD
+    }
+}
+
+fn stream_follow(path: *const c_char, mode: *const c_char) -> Follow {
+    if path.is_null() {
+        Follow::Fd
+    } else {
+        open_follow(fopen_flags(mode))
+    }
+}
+
+macro_rules! hooks {
+    (@real $symbol:literal, $realty:ty, $fail:expr, ($($rarg:expr),*)) => {
+        match real!($symbol, $realty) {
+            // SAFETY: the real function, called with the caller's arguments.
+            Some(f) => unsafe { f($($rarg),*) },
+            None => {
+                guard::set_errno(libc::ENOSYS);
+                $fail
+            }
+        }
+    };
+    (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty, ($realty:ty) ($($rarg:expr),*)) => {
+        hooks!(@real $symbol, $realty, $fail, ($($rarg),*))
+    };
+    (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
+        hooks!(@real $symbol, unsafe extern "C" fn($($argty),*) -> $ret, $fail, ($($arg),*))
+    };
+    ($(
+        $(#[doc = $doc:literal])*
+        $symbol:literal as $call:literal
+        fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
+        $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
+        , fail $fail:expr
+        , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
+    )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[no_mangle]
+            pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+                let targets = [$(Target {
+                    access: $access,
+                    follow: $follow,
+                    dirfd: $dirfd,
+                    path: $path,
+                    moves: $moves,
+                }),*];
+                if let Err(e) = guard::check($call, &targets) {
+                    guard::set_errno(e);
+                    return $fail;
+                }
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            }
+        )*
+
+        /// Every hooked symbol, as declared.
+        pub static TABLE: &[HookInfo] = &[$(HookInfo {
+            symbol: $symbol,
+            call: $call,
+            checks: &[$(CheckInfo {
+                access: stringify!($access),
+                follow: stringify!($follow),
+                dirfd: stringify!($dirfd),
+                path: stringify!($path),
+            }),*],
+        }),*];
+    };
+}
+
+type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
+type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
+
+hooks! {
+    /// open(2); the variadic `open` in shim/shim.c calls this with the mode.
+    "open" as "open"
+    fn fsguard_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "open64" as "open"
+    fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "openat" as "openat"
+    fn fsguard_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenatFn = (dirfd, path, flags, mode as c_uint),
+        fail -1,
+        check [open_access(flags), open_follow(flags), dirfd, path, false];
+    "openat64" as "openat"
+    fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenatFn = (dirfd, path, flags, mode as c_uint),
+        fail -1,
+        check [open_access(flags), open_follow(flags), dirfd, path, false];
+    /// The fortified open (`_FORTIFY_SOURCE`) for calls without a mode.
+    "__open_2" as "open"
+    fn __open_2(path: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "__open64_2" as "open"
+    fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "__openat_2" as "openat"
+    fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [open_access(flags), open_follow(flags), dirfd, path, false];
+    "__openat64_2" as "openat"
+    fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [open_access(flags), open_follow(flags), dirfd, path, false];
+    "creat" as "creat"
+    fn creat(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Create, AT_FDCWD, path, false];
+    "creat64" as "creat"
+    fn creat64(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Create, AT_FDCWD, path, false];
+    /// glibc's fopen opens through an internal call no hook sees.
+    "fopen" as "fopen"
+    fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    "fopen64" as "fopen"
+    fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    /// A NULL path reopens the stream's own file with a new mode.
+    "freopen" as "freopen"
+    fn freopen(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
+    "freopen64" as "freopen"
+    fn freopen64(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
+    "opendir" as "opendir"
+    fn opendir(path: *const c_char) -> *mut libc::DIR,
+        fail std::ptr::null_mut(),
+        check [READ, Follow::Yes, AT_FDCWD, path, false];
+    "unlink" as "unlink"
+    fn unlink(path: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "unlinkat" as "unlinkat"
+    fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, dirfd, path, false];
+    "remove" as "remove"
+    fn remove(path: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "rmdir" as "rmdir"
+    fn rmdir(path: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "rename" as "rename"
+    fn rename(old: *const c_char, new: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
+    "renameat" as "renameat"
+    fn renameat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
+    /// RENAME_EXCHANGE moves both files.
+    "renameat2" as "renameat2"
+    fn renameat2(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_uint) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, olddirfd, old, true;
+               WRITE, Follow::Entry, newdirfd, new, flags & libc::RENAME_EXCHANGE != 0];
+    "mkdir" as "mkdir"
+    fn mkdir(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "mkdirat" as "mkdirat"
+    fn mkdirat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, dirfd, path, false];
+    "chmod" as "chmod"
+    fn chmod(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "fchmodat" as "fchmodat"
+    fn fchmodat(dirfd: c_int, path: *const c_char, mode: mode_t, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, at_follow(flags, path), dirfd, path, false];
+    "chown" as "chown"
+    fn chown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "lchown" as "lchown"
+    fn lchown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "fchownat" as "fchownat"
+    fn fchownat(dirfd: c_int, path: *const c_char, owner: libc::uid_t, group: libc::gid_t, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, at_follow(flags, path), dirfd, path, false];
+    /// A hard link is a new name for the file: both ends are writes, and a
+    /// protected file may not get a name its rules do not cover.
+    "link" as "link"
+    fn link(old: *const c_char, new: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
+    "linkat" as "linkat"
+    fn linkat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, link_follow(flags, old), olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
+    /// The target is only text; the new name is what is created.
+    "symlink" as "symlink"
+    fn symlink(target: *const c_char, linkpath: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, linkpath, false];
+    "symlinkat" as "symlinkat"
+    fn symlinkat(target: *const c_char, newdirfd: c_int, linkpath: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, newdirfd, linkpath, false];
+    "truncate" as "truncate"
+    fn truncate(path: *const c_char, length: libc::off_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "truncate64" as "truncate"
+    fn truncate64(path: *const c_char, length: libc::off64_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "utime" as "utime"
+    fn utime(path: *const c_char, times: *const libc::utimbuf) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "utimes" as "utimes"
+    fn utimes(path: *const c_char, times: *const libc::timeval) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    /// A NULL path acts on the dirfd itself.
+    "utimensat" as "utimensat"
+    fn utimensat(dirfd: c_int, path: *const c_char, times: *const libc::timespec, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, at_follow(flags, path), dirfd, path, false];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_flags_classify() {
+        assert_eq!(open_access(libc::O_RDONLY), READ);
+        assert_eq!(open_access(libc::O_RDONLY | libc::O_TRUNC), WRITE);
+        assert_eq!(open_access(libc::O_WRONLY), WRITE);
+        assert_eq!(open_access(libc::O_RDWR), WRITE);
+        assert_eq!(open_access(libc::O_APPEND), WRITE);
+        assert_eq!(open_access(libc::O_CREAT), WRITE);
+        assert_eq!(open_access(libc::O_TMPFILE | libc::O_RDWR), WRITE);
+        assert_eq!(open_access(libc::O_DIRECTORY), READ);
+        assert_eq!(open_access(libc::O_PATH), None);
+        assert_eq!(open_follow(libc::O_CREAT), Follow::Create);
+        assert_eq!(open_follow(libc::O_CREAT | libc::O_EXCL), Follow::Entry);
+        assert_eq!(open_follow(libc::O_NOFOLLOW), Follow::Entry);
+        assert_eq!(open_follow(0), Follow::Yes);
+    }
+
+    #[test]
+    fn fopen_modes() {
+        let f = |m: &std::ffi::CStr| fopen_flags(m.as_ptr());
+        assert_eq!(open_access(f(c"r")), READ);
+        assert_eq!(open_access(f(c"rb")), READ);
+        assert_eq!(open_access(f(c"re")), READ);
+        for m in [c"w", c"wb", c"a", c"a+", c"r+", c"x", c"wx"] {
+            assert_eq!(open_access(f(m)), WRITE, "{m:?}");
+        }
+        assert_eq!(open_follow(f(c"wx")), Follow::Entry);
+        assert_eq!(open_follow(f(c"w")), Follow::Create);
+    }
+
+    #[test]
+    fn table_lists_each_symbol_once() {
+        let mut seen = std::collections::HashSet::new();
+        for h in TABLE {
+            assert!(seen.insert(h.symbol), "{} twice", h.symbol);
+            assert!(!h.checks.is_empty());
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! libfsguard: an `LD_PRELOAD` library that confines what a process may do
+//! to the filesystem.
+//!
+//! Every libc entry point that takes a path is interposed ([`hooks`]). Each
+//! hook classifies the call, resolves its paths the way the kernel will
+//! ([`resolve`]), asks the frozen policy ([`fsguard_policy::Policy`]) and
+//! either calls the real function or fails with `EACCES` and one trace line
+//! ([`trace`]). The policy is read once, in the constructor ([`guard`]).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod real;
+
+pub mod guard;
+pub mod hooks;
+pub mod resolve;
+pub mod trace;
+
+/// Runs the constructor before `main`. Left out of unit-test builds, whose
+/// harness must not guard itself.
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static INIT: extern "C" fn(
+    std::ffi::c_int,
+    *const *const std::ffi::c_char,
+    *const *const std::ffi::c_char,
+) = guard::init;

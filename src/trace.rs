@@ -1,0 +1,370 @@
+//! Trace lines: one per denied (or audited) call, written with one `write(2)`.
+//!
+//! A line is formatted into a stack buffer and written whole, so lines from
+//! concurrent processes sharing a log never interleave. The log file is the
+//! library's own fd; before each write it is checked to still be the file we
+//! opened (a program may close it and reuse the number), and reopened if not.
+
+use std::fmt::Write as _;
+use std::os::fd::{BorrowedFd, IntoRawFd};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+use fsguard_policy::{Access, LogFormat, LogTarget, Rule};
+use rustix::fs::{Mode, OFlags, CWD};
+
+/// Room for a line: two paths of PATH_MAX, escaped, and the fields.
+const LINE_CAP: usize = 3 * 4096;
+
+/// Where lines go, set once at load.
+pub struct Sink {
+    target: LogTarget,
+    format: LogFormat,
+    path: Option<std::ffi::CString>,
+    fd: AtomicI32,
+    dev: AtomicU64,
+    ino: AtomicU64,
+    exe: String,
+}
+
+/// What one line reports.
+pub struct Event<'a> {
+    /// `blocked`, `audit` or `unguarded`.
+    pub event: &'a str,
+    /// The libc call, base name (`open` for `open64`).
+    pub call: &'a str,
+    /// The access checked.
+    pub access: Access,
+    /// The resolved path.
+    pub path: &'a [u8],
+    /// The second path of a two-path call.
+    pub dest: Option<&'a [u8]>,
+    /// The deciding rule.
+    pub rule: Rule<'a>,
+    /// errno the call fails with (0 when it goes ahead).
+    pub errno: i32,
+}
+
+impl Sink {
+    /// Opens the log (files are appended to, created 0644).
+    pub fn new(target: LogTarget, format: LogFormat, exe: String) -> Result<Sink, String> {
+        let sink = Sink {
+            path: match &target {
+                LogTarget::File(p) => Some(
+                    std::ffi::CString::new(p.as_bytes())
+                        .map_err(|_| "log path has a NUL byte".to_string())?,
+                ),
+                _ => None,
+            },
+            target,
+            format,
+            fd: AtomicI32::new(-1),
+            dev: AtomicU64::new(0),
+            ino: AtomicU64::new(0),
+            exe,
+        };
+        if sink.path.is_some() {
+            sink.reopen().map_err(|e| {
+                format!(
+                    "cannot open log {}: {e}",
+                    sink.path
+                        .as_ref()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                )
+            })?;
+        }
+        Ok(sink)
+    }
+
+    fn reopen(&self) -> rustix::io::Result<i32> {
+        let Some(path) = &self.path else {
+            return Err(rustix::io::Errno::BADF);
+        };
+        let fd = rustix::fs::openat(
+            CWD,
+            path.as_c_str(),
+            OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )?;
+        let st = rustix::fs::fstat(&fd)?;
+        let raw = fd.into_raw_fd();
+        self.dev.store(st.st_dev, Ordering::Relaxed);
+        self.ino.store(st.st_ino, Ordering::Relaxed);
+        // The old number may belong to the program by now: forget it, never
+        // close it.
+        self.fd.store(raw, Ordering::Release);
+        Ok(raw)
+    }
+
+    /// The log fd, checked to still be our file.
+    fn file_fd(&self) -> Option<i32> {
+        let fd = self.fd.load(Ordering::Acquire);
+        if fd >= 0 {
+            // SAFETY: used only for fstat, which reports a closed fd as EBADF.
+            let b = unsafe { BorrowedFd::borrow_raw(fd) };
+            if let Ok(st) = rustix::fs::fstat(b) {
+                if st.st_dev == self.dev.load(Ordering::Relaxed)
+                    && st.st_ino == self.ino.load(Ordering::Relaxed)
+                {
+                    return Some(fd);
+                }
+            }
+        }
+        self.reopen().ok()
+    }
+
+    /// Writes one line.
+    pub fn emit(&self, ev: &Event<'_>) {
+        let fd = match self.target {
+            LogTarget::Off => return,
+            LogTarget::Stderr => 2,
+            LogTarget::File(_) => match self.file_fd() {
+                Some(fd) => fd,
+                None => 2,
+            },
+        };
+        let mut line = Line::new();
+        match self.format {
+            LogFormat::Text => text(&mut line, ev),
+            LogFormat::Json => json(&mut line, ev, &self.exe),
+        }
+        line.finish();
+        // SAFETY: fd 2 or our own log fd; write reports EBADF if closed.
+        let b = unsafe { BorrowedFd::borrow_raw(fd) };
+        let _ = rustix::io::write(b, line.as_bytes());
+    }
+
+    /// Writes a free-form notice (`[fsguard] …`) to the log.
+    pub fn notice(&self, msg: &str) {
+        if matches!(self.target, LogTarget::Off) {
+            return;
+        }
+        let mut line = Line::new();
+        let _ = write!(line, "[fsguard] {msg}");
+        line.finish();
+        let fd = match self.target {
+            LogTarget::File(_) => self.file_fd().unwrap_or(2),
+            _ => 2,
+        };
+        // SAFETY: as in `emit`.
+        let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, line.as_bytes());
+    }
+}
+
+/// A line being built in a fixed buffer; what does not fit is cut with `…`.
+pub struct Line {
+    buf: [u8; LINE_CAP],
+    len: usize,
+    full: bool,
+}
+
+impl Line {
+    fn new() -> Line {
+        Line {
+            buf: [0; LINE_CAP],
+            len: 0,
+            full: false,
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        let room = LINE_CAP - 4 - self.len;
+        if b.len() > room {
+            self.full = true;
+        }
+        let n = b.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&b[..n]);
+        self.len += n;
+    }
+
+    fn finish(&mut self) {
+        if self.full {
+            self.buf[self.len..self.len + 3].copy_from_slice("…".as_bytes());
+            self.len += 3;
+        }
+        self.buf[self.len] = b'\n';
+        self.len += 1;
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl std::fmt::Write for Line {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push(s.as_bytes());
+        Ok(())
+    }
+}
+
+fn needs_quotes(v: &[u8]) -> bool {
+    v.is_empty()
+        || v.iter()
+            .any(|&b| b == b' ' || b == b'"' || b == b'\\' || b < 0x20 || b == 0x7f || b >= 0x80)
+}
+
+/// A `key=value` value: bare, or double-quoted with backslash escapes.
+fn value(line: &mut Line, v: &[u8]) {
+    if !needs_quotes(v) {
+        line.push(v);
+        return;
+    }
+    line.push(b"\"");
+    escaped(line, v);
+    line.push(b"\"");
+}
+
+/// Backslash escapes shared by text and JSON (JSON has no \xNN, so bytes
+/// that are not UTF-8 are written as \u00NN, as Python's surrogateescape-
+/// free readers expect something printable).
+fn escaped(line: &mut Line, v: &[u8]) {
+    let mut rest = v;
+    while !rest.is_empty() {
+        let (ok, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s, &[][..]),
+            Err(e) => {
+                let (a, b) = rest.split_at(e.valid_up_to());
+                // valid_up_to marks a UTF-8 prefix, so this never fails.
+                (std::str::from_utf8(a).unwrap_or(""), b)
+            }
+        };
+        for c in ok.chars() {
+            match c {
+                '"' => line.push(b"\\\""),
+                '\\' => line.push(b"\\\\"),
+                '\n' => line.push(b"\\n"),
+                '\t' => line.push(b"\\t"),
+                '\r' => line.push(b"\\r"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    let _ = write!(line, "\\u{:04x}", c as u32);
+                }
+                c => {
+                    let mut b = [0u8; 4];
+                    line.push(c.encode_utf8(&mut b).as_bytes());
+                }
+            }
+        }
+        if let Some((&b, tail)) = bad.split_first() {
+            let _ = write!(line, "\\u00{b:02x}");
+            rest = tail;
+        } else {
+            rest = &[];
+        }
+    }
+}
+
+fn text(line: &mut Line, ev: &Event<'_>) {
+    let _ = write!(
+        line,
+        "[fsguard] {} {} {} path=",
+        ev.event,
+        ev.call,
+        ev.access.as_str()
+    );
+    value(line, ev.path);
+    if let Some(dest) = ev.dest {
+        line.push(b" dest=");
+        value(line, dest);
+    }
+    let _ = write!(line, " rule={}", ev.rule);
+}
+
+fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
+    let mut rule = Line::new();
+    let _ = write!(rule, "{}", ev.rule);
+    let _ = write!(
+        line,
+        "{{\"event\":\"{}\",\"call\":\"{}\",\"access\":\"{}\",\"path\":\"",
+        ev.event,
+        ev.call,
+        ev.access.as_str()
+    );
+    escaped(line, ev.path);
+    line.push(b"\"");
+    if let Some(dest) = ev.dest {
+        line.push(b",\"dest\":\"");
+        escaped(line, dest);
+        line.push(b"\"");
+    }
+    line.push(b",\"rule\":\"");
+    escaped(line, rule.as_bytes());
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let _ = write!(
+        line,
+        "\",\"pid\":{},\"errno\":{},\"exe\":\"",
+        rustix::process::getpid().as_raw_nonzero(),
+        ev.errno
+    );
+    escaped(line, exe.as_bytes());
+    let _ = write!(
+        line,
+        "\",\"time\":{}.{:03}}}",
+        ts.tv_sec,
+        ts.tv_nsec / 1_000_000
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev<'a>(path: &'a [u8], dest: Option<&'a [u8]>, rule: Rule<'a>) -> Event<'a> {
+        Event {
+            event: "blocked",
+            call: "rename",
+            access: Access::Write,
+            path,
+            dest,
+            rule,
+            errno: 13,
+        }
+    }
+
+    fn render(e: &Event<'_>, format: LogFormat) -> String {
+        let mut l = Line::new();
+        match format {
+            LogFormat::Text => text(&mut l, e),
+            LogFormat::Json => json(&mut l, e, "/usr/bin/x"),
+        }
+        l.finish();
+        String::from_utf8(l.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn text_lines() {
+        assert_eq!(
+            render(&ev(b"/ws/a", Some(b"/etc/a"), Rule::Root), LogFormat::Text),
+            "[fsguard] blocked rename write path=/ws/a dest=/etc/a rule=root\n"
+        );
+        assert_eq!(
+            render(&ev(b"/ws/a b\"\n", None, Rule::Readonly), LogFormat::Text),
+            "[fsguard] blocked rename write path=\"/ws/a b\\\"\\n\" rule=readonly\n"
+        );
+        assert_eq!(
+            render(&ev(b"/ws/\xff", None, Rule::Readonly), LogFormat::Text),
+            "[fsguard] blocked rename write path=\"/ws/\\u00ff\" rule=readonly\n"
+        );
+    }
+
+    #[test]
+    fn json_lines_parse() {
+        let s = render(
+            &ev(
+                b"/ws/\"q\"",
+                Some(b"/d"),
+                Rule::Deny(Access::Write, "/ws/**"),
+            ),
+            LogFormat::Json,
+        );
+        assert!(s.starts_with("{\"event\":\"blocked\",\"call\":\"rename\",\"access\":\"write\",\"path\":\"/ws/\\\"q\\\"\",\"dest\":\"/d\",\"rule\":\"write.deny:\\\"/ws/**\\\"\",\"pid\":"), "{s}");
+        assert!(s.ends_with("}\n"));
+    }
+
+    #[test]
+    fn long_lines_are_cut_not_overflowed() {
+        let long = vec![b'a'; 20000];
+        let s = render(&ev(&long, Some(&long), Rule::Root), LogFormat::Text);
+        assert!(s.len() <= LINE_CAP + 1 && s.ends_with("…\n"));
+    }
+}
