@@ -11,8 +11,6 @@ use std::ffi::{c_char, c_int, c_uint};
 use fsguard_policy::Access;
 use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
-use crate::guard::{self, Target};
-use crate::real::real;
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
@@ -87,7 +85,12 @@ pub fn fopen_flags(mode: *const c_char) -> c_int {
         0
     };
     if m.contains(&b'x') {
-        flags |= libc::O_EXCL;
+        // Exclusive create; glibc only accepts it after w, but never let an
+        // odd mode string read as a read.
+        flags |= libc::O_CREAT | libc::O_EXCL;
+        if flags & libc::O_RDWR == 0 {
+            flags |= libc::O_WRONLY;
+        }
     }
     flags
 }
@@ -135,13 +138,15 @@ fn stream_follow(path: *const c_char, mode: *const c_char) -> Follow {
     }
 }
 
+/// Declares hooks; used by every module that defines some (see the table
+/// below for the syntax).
 macro_rules! hooks {
     (@real $symbol:literal, $realty:ty, $fail:expr, ($($rarg:expr),*)) => {
-        match real!($symbol, $realty) {
+        match crate::real::real!($symbol, $realty) {
             // SAFETY: the real function, called with the caller's arguments.
             Some(f) => unsafe { f($($rarg),*) },
             None => {
-                guard::set_errno(libc::ENOSYS);
+                crate::guard::set_errno(libc::ENOSYS);
                 $fail
             }
         }
@@ -152,7 +157,7 @@ macro_rules! hooks {
     (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
         hooks!(@real $symbol, unsafe extern "C" fn($($argty),*) -> $ret, $fail, ($($arg),*))
     };
-    ($(
+    (table $table:ident; $(
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
@@ -164,26 +169,26 @@ macro_rules! hooks {
             $(#[doc = $doc])*
             #[no_mangle]
             pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
-                let targets = [$(Target {
+                let targets = [$(crate::guard::Target {
                     access: $access,
                     follow: $follow,
                     dirfd: $dirfd,
                     path: $path,
                     moves: $moves,
                 }),*];
-                if let Err(e) = guard::check($call, &targets) {
-                    guard::set_errno(e);
+                if let Err(e) = crate::guard::check($call, &targets) {
+                    crate::guard::set_errno(e);
                     return $fail;
                 }
                 hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
             }
         )*
 
-        /// Every hooked symbol, as declared.
-        pub static TABLE: &[HookInfo] = &[$(HookInfo {
+        /// The hooked symbols of this table, as declared.
+        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
             symbol: $symbol,
             call: $call,
-            checks: &[$(CheckInfo {
+            checks: &[$(crate::hooks::CheckInfo {
                 access: stringify!($access),
                 follow: stringify!($follow),
                 dirfd: stringify!($dirfd),
@@ -197,6 +202,7 @@ type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
 type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 
 hooks! {
+    table TABLE;
     /// open(2); the variadic `open` in shim/shim.c calls this with the mode.
     "open" as "open"
     fn fsguard_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,

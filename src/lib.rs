@@ -12,6 +12,7 @@
 mod real;
 
 pub mod guard;
+#[macro_use]
 pub mod hooks;
 pub mod resolve;
 pub mod trace;
