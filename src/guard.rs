@@ -154,6 +154,17 @@ impl Guard {
         }
     }
 
+    /// Refuses a call for `rule` (trace line, report; audit lets it pass).
+    pub(crate) fn refuse(
+        &self,
+        call: &'static str,
+        access: Access,
+        path: &[u8],
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        self.deny(call, access, path, None, rule)
+    }
+
     fn deny(
         &self,
         call: &'static str,
@@ -180,6 +191,7 @@ impl Guard {
             rule,
             errno,
         });
+        crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         if audit {
             Ok(())
         } else {
@@ -240,6 +252,12 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
         settings.log.format,
         exe.map(|e| e.display().to_string()).unwrap_or_default(),
     )?;
+    let report_fd = vars
+        .iter()
+        .find(|(k, _)| k == "FSGUARD_REPORT_FD")
+        .and_then(|(_, v)| v.parse::<i32>().ok())
+        .filter(|&fd| crate::trace::report_init(fd));
+    crate::exec::init(&settings.to_frozen(), report_fd)?;
     let inherited = vars.iter().any(|(k, _)| k == "FSGUARD_POLICY");
     let implicit = settings.implicit && !inherited;
     if !inherited {
@@ -258,6 +276,59 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     Ok(Guard { policy, sink })
 }
 
+/// Tells a supervising `fsguard run` that the library really loaded: one
+/// byte on the inherited `FSGUARD_HANDSHAKE_FD`, which is then closed and
+/// dropped from the environment so no descendant answers for it.
+fn handshake(envp: *const *const c_char) {
+    let Some(v) = env_value(envp, b"FSGUARD_HANDSHAKE_FD=") else {
+        return;
+    };
+    // SAFETY: constructors run single-threaded; a C string literal.
+    unsafe { libc::unsetenv(c"FSGUARD_HANDSHAKE_FD".as_ptr()) };
+    let Some(fd) = std::str::from_utf8(v)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    else {
+        return;
+    };
+    if fd < 3 {
+        return;
+    }
+    // SAFETY: checked to be a socket or pipe before it is written and closed.
+    let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let Ok(st) = rustix::fs::fstat(b) else { return };
+    use rustix::fs::FileType;
+    if !matches!(
+        FileType::from_raw_mode(st.st_mode),
+        FileType::Socket | FileType::Fifo
+    ) {
+        return;
+    }
+    let _ = rustix::io::write(b, b"1");
+    // SAFETY: ours now; nothing else in the process knows the number.
+    drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+}
+
+/// The value of `name` (given with its `=`) in the starting environment.
+fn env_value(envp: *const *const c_char, name: &[u8]) -> Option<&'static [u8]> {
+    if envp.is_null() {
+        return None;
+    }
+    let mut p = envp;
+    // SAFETY: the loader's NULL-terminated envp of C strings, alive for the
+    // process's life.
+    unsafe {
+        while !(*p).is_null() {
+            let kv = CStr::from_ptr(*p).to_bytes();
+            if let Some(v) = kv.strip_prefix(name) {
+                return Some(v);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
 /// The constructor: runs before `main`, fails the process closed on a bad
 /// policy rather than let it run unguarded.
 pub extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
@@ -268,6 +339,7 @@ pub extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *
         return;
     }
     let saved = errno();
+    handshake(envp);
     let loaded = catch_unwind(|| load(envp))
         .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
     match loaded {

@@ -30,6 +30,9 @@ pub enum Rule<'a> {
     Default,
     /// The path could not be resolved; the library fails closed.
     Unresolved,
+    /// An exec the library cannot follow (`static` or `setid` program),
+    /// refused by `unguarded_exec = "deny"`.
+    Unguarded(&'a str),
 }
 
 impl fmt::Display for Rule<'_> {
@@ -49,6 +52,7 @@ impl fmt::Display for Rule<'_> {
             Rule::System(p) => write!(f, "system:{}", Quoted(p)),
             Rule::Default => f.write_str("default"),
             Rule::Unresolved => f.write_str("unresolved"),
+            Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
         }
     }
 }

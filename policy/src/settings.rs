@@ -142,6 +142,18 @@ pub struct Settings {
     pub implicit: bool,
 }
 
+impl UnguardedExec {
+    /// Parses `warn`, `deny` or `allow`.
+    pub fn parse(s: &str) -> Option<UnguardedExec> {
+        match s {
+            "warn" => Some(UnguardedExec::Warn),
+            "deny" => Some(UnguardedExec::Deny),
+            "allow" => Some(UnguardedExec::Allow),
+            _ => None,
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -206,6 +218,7 @@ pub const ENV_VARS: &[&str] = &[
     "FSGUARD_POLICY",
     "FSGUARD_LIB",
     "FSGUARD_HANDSHAKE_FD",
+    "FSGUARD_REPORT_FD",
 ];
 
 /// What the process looks like at load: used to expand relative paths, `~`
@@ -455,6 +468,12 @@ impl Builder {
     /// Sets enforce or audit.
     pub fn mode(&mut self, mode: Mode) -> &mut Builder {
         self.s.mode = mode;
+        self
+    }
+
+    /// Sets what happens on exec of a program the library cannot follow.
+    pub fn unguarded_exec(&mut self, v: UnguardedExec) -> &mut Builder {
+        self.s.unguarded_exec = v;
         self
     }
 
