@@ -98,7 +98,15 @@ const MODES: &[&str] = &[
 fn loose_policy(dir: &Path) -> String {
     let o = run(
         dir,
-        &["--root", "/", "--audit", "--", "sh", "-c", "printf %s \"$FSGUARD_POLICY\""],
+        &[
+            "--root",
+            "/",
+            "--audit",
+            "--",
+            "sh",
+            "-c",
+            "printf %s \"$FSGUARD_POLICY\"",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let p = stdout(&o);
@@ -134,10 +142,21 @@ fn every_escape_stays_inside_the_root() {
         let out = s.path(&format!("out-{m}"));
         let o = run(
             &s.0,
-            &["--root", "ws", "--", "ws/esc", m, out.to_str().unwrap(), &policy],
+            &[
+                "--root",
+                "ws",
+                "--",
+                "ws/esc",
+                m,
+                out.to_str().unwrap(),
+                &policy,
+            ],
         );
         let err = stderr(&o);
-        assert!(!out.exists(), "{m}: the child wrote outside the root\n{err}");
+        assert!(
+            !out.exists(),
+            "{m}: the child wrote outside the root\n{err}"
+        );
         assert_eq!(code(&o), 2, "{m}: sh fails its redirection\n{err}");
         assert!(
             err.contains(&format!(
@@ -147,10 +166,16 @@ fn every_escape_stays_inside_the_root() {
             "{m}: {err}"
         );
         assert!(
-            err.contains(&format!("fsguard: 1 access blocked; first: open write {}", out.display())),
+            err.contains(&format!(
+                "fsguard: 1 access blocked; first: open write {}",
+                out.display()
+            )),
             "{m}: {err}"
         );
-        assert!(!err.contains("error"), "{m}: the forged policy must not be read\n{err}");
+        assert!(
+            !err.contains("error"),
+            "{m}: the forged policy must not be read\n{err}"
+        );
     }
 }
 
@@ -169,7 +194,10 @@ fn env_dash_i_child_is_guarded() {
 fn children_get_our_preload_first_and_no_forged_variables() {
     let s = Scratch::new("show");
     let esc = compile(&s.0, "esc", ESCAPE, &[]);
-    let o = run(&s.0, &["--root", ".", "--", esc.to_str().unwrap(), "show", "x"]);
+    let o = run(
+        &s.0,
+        &["--root", ".", "--", esc.to_str().unwrap(), "show", "x"],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let lib = std::fs::canonicalize(lib()).unwrap();
     assert_eq!(
@@ -206,11 +234,21 @@ fn exec_outside_the_root_is_an_exec_denial() {
     // The program lies outside the root: a guarded shell may not run it.
     let o = run(
         &s.0,
-        &["--root", "ws", "--", "sh", "-c", &format!("{} execve /dev/null", esc.display())],
+        &[
+            "--root",
+            "ws",
+            "--",
+            "sh",
+            "-c",
+            &format!("{} execve /dev/null", esc.display()),
+        ],
     );
     assert_eq!(code(&o), 126, "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(&format!("[fsguard] blocked execve exec path={} rule=root", esc.display())),
+        stderr(&o).contains(&format!(
+            "[fsguard] blocked execve exec path={} rule=root",
+            esc.display()
+        )),
         "{}",
         stderr(&o)
     );

@@ -19,7 +19,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
 
 use fsguard_policy::{
     canonical_prefix, LogFormat, LogTarget, Policy, Settings, UnguardedExec, DEVICES,
@@ -300,11 +301,9 @@ impl Drop for TmpDir {
 }
 
 // ---------------------------------------------------------------------------
-// Signals: forwarded to the child; the timeout is a SIGALRM.
+// Signals: forwarded to the child; SIGCHLD only wakes the wait loop.
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
-static TIMED_OUT: AtomicBool = AtomicBool::new(false);
-static KILL_SENT: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let pid = CHILD.load(Ordering::Relaxed);
@@ -318,43 +317,7 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     }
 }
 
-extern "C" fn alarm(_: libc::c_int) {
-    let pid = CHILD.load(Ordering::Relaxed);
-    if pid <= 0 {
-        return;
-    }
-    if !TIMED_OUT.swap(true, Ordering::Relaxed) {
-        // SAFETY: async-signal-safe calls only.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-            set_timer(GRACE_SECS);
-        }
-    } else if !KILL_SENT.swap(true, Ordering::Relaxed) {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-}
-
 extern "C" fn wake(_: libc::c_int) {}
-
-unsafe fn set_timer(secs: f64) {
-    let it = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: secs.trunc() as libc::time_t,
-            tv_usec: ((secs.fract() * 1e6) as libc::suseconds_t).max(if secs < 1e-6 {
-                1
-            } else {
-                0
-            }),
-        },
-    };
-    // SAFETY: a valid itimerval; setitimer is async-signal-safe.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
-}
 
 fn install_handlers() {
     // SAFETY: plain sigaction setup with handlers that only call
@@ -367,10 +330,8 @@ fn install_handlers() {
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
-        sa.sa_sigaction = alarm as *const () as usize;
-        sa.sa_flags = 0;
-        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
         sa.sa_sigaction = wake as *const () as usize;
+        sa.sa_flags = 0;
         libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut());
     }
 }
@@ -710,11 +671,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }));
     }
 
-    if let Some(secs) = opts.timeout {
-        // SAFETY: arms SIGALRM, handled by `alarm`.
-        unsafe { set_timer(secs) };
-    }
-
+    let started = Instant::now();
     if traced {
         let gate = if was_traced {
             gate(pid, hs_child_number(&env))
@@ -727,7 +684,14 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 // EOF means the child went away without loading us).
                 let mut b = [0u8; 1];
                 let mut f = std::fs::File::from(hs_parent);
-                match std::io::Read::read(&mut f, &mut b) {
+                // SIGCHLD interrupts the read (no SA_RESTART): retry.
+                let got = loop {
+                    match std::io::Read::read(&mut f, &mut b) {
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        r => break r,
+                    }
+                };
+                match got {
                     Ok(1) => None,
                     _ => Some(if was_traced {
                         "the library did not confirm it loaded".to_string()
@@ -741,23 +705,31 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             Gate::Refused(msg) => Some(msg),
         };
         if let Some(why) = refused {
-            if !TIMED_OUT.load(Ordering::Relaxed) {
-                // SAFETY: our child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                reap(pid);
-                eprintln!(
-                    "fsguard: error: {}: the guard library {} did not load in the command: \
-                     {why}; the command was stopped",
-                    program.to_string_lossy(),
-                    lib.display()
-                );
-                return Ok(ExitCode::from(EXIT_FSGUARD));
-            }
+            // SAFETY: our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            reap(pid);
+            eprintln!(
+                "fsguard: error: {}: the guard library {} did not load in the command: \
+                 {why}; the command was stopped",
+                program.to_string_lossy(),
+                lib.display()
+            );
+            return Ok(ExitCode::from(EXIT_FSGUARD));
         }
     }
 
     let mut report = Report::default();
+    let mut timed_out = false;
     let status = loop {
+        if let Some(secs) = opts.timeout {
+            let over = started.elapsed().as_secs_f64() - secs;
+            if over >= 0.0 && !timed_out {
+                timed_out = true;
+                signal_tree(pid, libc::SIGTERM);
+            } else if over >= GRACE_SECS {
+                signal_tree(pid, libc::SIGKILL);
+            }
+        }
         let mut pfd = libc::pollfd {
             fd: rep_r.as_raw_fd(),
             events: libc::POLLIN,
@@ -777,11 +749,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     };
     CHILD.store(0, Ordering::Relaxed);
-    // SAFETY: disarms the timer.
-    unsafe { set_timer(0.0) };
     report.drain(rep_r.as_raw_fd());
 
-    let code = if TIMED_OUT.load(Ordering::Relaxed) {
+    let code = if timed_out {
         if !opts.quiet {
             eprintln!("fsguard: {}: timed out", program.to_string_lossy());
         }
@@ -801,6 +771,40 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     }
     drop(tmp);
     Ok(ExitCode::from(code))
+}
+
+/// Signals `pid` and every process descending from it (a timed-out
+/// command's own children must not outlive it).
+fn signal_tree(pid: libc::pid_t, sig: libc::c_int) {
+    let mut parents: Vec<(libc::pid_t, libc::pid_t)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid …; comm may hold spaces and parentheses.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            if let Some(pp) = ppid {
+                parents.push((p, pp));
+            }
+        }
+    }
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let cur = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == cur).map(|(p, _)| *p));
+        i += 1;
+    }
+    for p in tree {
+        // SAFETY: signals processes of the command's tree.
+        unsafe { libc::kill(p, sig) };
+    }
 }
 
 fn hs_child_number(env: &[(OsString, OsString)]) -> i32 {
