@@ -73,8 +73,16 @@ pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
     set_errno(saved);
-    r
+    // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
+    match r {
+        Err(AUDITED) => Ok(()),
+        r => r,
+    }
 }
+
+/// Internal "denied but audited" result: stops checking the call's second
+/// path, so one audited call writes one line, as in enforce mode.
+const AUDITED: c_int = 0;
 
 impl Guard {
     fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
@@ -180,11 +188,7 @@ impl Guard {
             rule,
             errno,
         });
-        if audit {
-            Ok(())
-        } else {
-            Err(errno)
-        }
+        Err(if audit { AUDITED } else { errno })
     }
 }
 

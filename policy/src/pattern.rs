@@ -51,17 +51,18 @@ impl PatternSet {
             let idx = set.sources.len();
             set.sources.push(p.to_string());
             if has_glob_meta(p) {
-                // A glob covers what it names and everything beneath it.
-                for g in [p.to_string(), format!("{}/**", p.trim_end_matches('/'))] {
-                    let glob = globset::GlobBuilder::new(&g)
-                        .literal_separator(true)
-                        .backslash_escape(true)
-                        .empty_alternates(true)
-                        .build()
-                        .map_err(|e| format!("bad glob {p:?}: {}", e.kind()))?;
-                    regexes.push(glob.regex().to_string());
-                    set.glob_source.push(idx);
-                }
+                let glob = globset::GlobBuilder::new(p.trim_end_matches('/'))
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .empty_alternates(true)
+                    .build()
+                    .map_err(|e| format!("bad glob {p:?}: {}", e.kind()))?;
+                // A glob covers what it names and everything beneath it: one
+                // regex per glob (not two) keeps the DFA small.
+                let re = glob.regex();
+                let re = re.strip_suffix('$').unwrap_or(re);
+                regexes.push(format!("{re}(?:/.*)?$"));
+                set.glob_source.push(idx);
             } else {
                 let plain = normalize_plain(p);
                 set.plain_map.entry(plain.clone().into()).or_insert(idx);
@@ -76,9 +77,12 @@ impl PatternSet {
                         .start_kind(regex_automata::dfa::StartKind::Anchored),
                 )
                 .syntax(
+                    // `.` (from `**`) must match every byte: a newline in a
+                    // file name must not take it out of a rule.
                     regex_automata::util::syntax::Config::new()
                         .unicode(false)
-                        .utf8(false),
+                        .utf8(false)
+                        .dot_matches_new_line(true),
                 )
                 .build_many(&regexes)
                 .map_err(|e| format!("cannot compile globs: {e}"))?;
@@ -213,6 +217,32 @@ mod tests {
         let s = PatternSet::new(["/ws/**/*.key"]).unwrap();
         assert!(s.matches(b"/ws/\xff\xfe/a.key"));
         assert!(!s.matches(b"/ws/\xff\xfe/a.txt"));
+    }
+
+    #[test]
+    fn control_bytes_in_names_do_not_escape_globs() {
+        let s = PatternSet::new(["/ws/**/.env*", "/k/*.pem"]).unwrap();
+        assert!(s.matches(b"/ws/a\nb/.env"));
+        assert!(s.matches(b"/ws/.env\n/x"));
+        assert!(s.matches(b"/k/a\nb.pem"));
+        assert!(s.matches(b"/k/a.pem/\n"));
+        assert!(!s.matches(b"/k/a\n/b.pem"));
+    }
+
+    #[test]
+    fn trailing_slash_and_subtree_of_globs() {
+        let s = PatternSet::new(["/ws/*/build/"]).unwrap();
+        assert!(s.matches(b"/ws/a/build"));
+        assert!(s.matches(b"/ws/a/build/x/y"));
+        assert!(!s.matches(b"/ws/a/builds"));
+        assert!(!s.matches(b"/ws/a/b/build"));
+    }
+
+    #[test]
+    fn first_matching_pattern_is_reported() {
+        let s = PatternSet::new(["/a/**", "/a/*.txt", "/plain"]).unwrap();
+        assert_eq!(s.find(b"/a/x.txt"), Some("/a/**"));
+        assert_eq!(s.find(b"/plain/x"), Some("/plain"));
     }
 
     #[test]
