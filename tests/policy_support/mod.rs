@@ -51,8 +51,12 @@ pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
+        TempDir::new_in(&std::env::temp_dir(), tag)
+    }
+
+    pub fn new_in(base: &Path, tag: &str) -> TempDir {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
+        let p = base.join(format!(
             "fsguard-policy-{tag}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
