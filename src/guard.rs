@@ -104,10 +104,12 @@ impl Guard {
             // SAFETY: hooks pass the caller's path pointer, here non-NULL.
             let path = unsafe { CStr::from_ptr(t.path) };
             let mut raw = RawPath::new();
-            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some()
-                && resolve::verify(&mut raw, t.follow)
-            {
-                return Ok(());
+            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some() {
+                match resolve::verify(&mut raw, t.follow) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(e)) => return Err(e.raw_os_error()),
+                    None => {}
+                }
             }
         }
         // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
@@ -211,7 +213,7 @@ pub fn open_fast(
 ) -> Option<c_int> {
     let g = get()?;
     let access = crate::hooks::open_access(flags)?;
-    if path.is_null() {
+    if path.is_null() || (access != Access::Write && !g.policy.confines_reads()) {
         return None;
     }
     let saved = errno();

@@ -173,7 +173,11 @@ fn resolve_cstr(
         Follow::Yes | Follow::Create | Follow::Fd => {
             match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => fd_path_of(fd.as_fd(), out),
-                Err(Errno::NOENT) => resolve_missing(d, bytes, follow == Follow::Create, out, 0),
+                // Only a create acts on a missing object; for the rest the
+                // kernel fails with ENOENT.
+                Err(Errno::NOENT) if follow == Follow::Create => {
+                    resolve_missing(d, bytes, true, out, 0)
+                }
                 Err(e) => Err(kernel_or_failed(e)),
             }
         }
@@ -468,29 +472,30 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
 }
 
 /// Proves a lexical resolution exact: no symlink on the way (`Entry`: to the
-/// parent; otherwise to the object itself). A missing component proves it
-/// too — the kernel walks the same way and the real call will fail or
-/// create exactly there.
-pub fn verify(raw: &mut RawPath, follow: Follow) -> bool {
+/// parent; otherwise to the object itself). `Some(Ok)`: exact; a missing
+/// component proves it too for entries and creates, which the kernel makes
+/// exactly there. `Some(Err(ENOENT))`: the object must exist and does not,
+/// so the kernel fails the call. `None`: take the slow path.
+pub fn verify(raw: &mut RawPath, follow: Follow) -> Option<Result<(), Errno>> {
     let how = OFlags::PATH | OFlags::CLOEXEC;
     let no_links = rustix::fs::ResolveFlags::NO_SYMLINKS;
     let target: &CStr = match follow {
-        Follow::Fd => return false,
+        Follow::Fd => return None,
         Follow::Yes | Follow::Create => raw.as_cstr(),
         Follow::Entry => {
-            let Some((parent, name)) = split(raw.bytes()) else {
-                return false;
-            };
+            let (parent, name) = split(raw.bytes())?;
             if name == b"." || name == b".." {
-                return false;
+                return None;
             }
             let n = parent.len();
             raw.c_prefix(n)
         }
     };
     match rustix::fs::openat2(CWD, target, how, Mode::empty(), no_links) {
-        Ok(_) | Err(Errno::NOENT) => true,
-        Err(_) => false,
+        Ok(_) => Some(Ok(())),
+        Err(Errno::NOENT) if follow == Follow::Yes => Some(Err(Errno::NOENT)),
+        Err(Errno::NOENT) => Some(Ok(())),
+        Err(_) => None,
     }
 }
 
