@@ -70,6 +70,9 @@ pub fn set_errno(e: c_int) {
 /// fail it. Never unwinds; a panic inside denies.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     let Some(g) = get() else { return Ok(()) };
+    if !targets.iter().any(|t| g.confines(t.access)) {
+        return Ok(());
+    }
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
     set_errno(saved);
@@ -77,15 +80,18 @@ pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
 }
 
 impl Guard {
-    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-        let confined = |t: &Target| match t.access {
+    /// Whether an access of this kind can be denied at all; when not, the
+    /// call goes straight through (metadata reads, by default).
+    #[inline]
+    fn confines(&self, access: Option<Access>) -> bool {
+        match access {
             None => self.policy.settings().hide_outside,
             Some(Access::Write) => true,
             Some(Access::Read | Access::Exec) => self.policy.confines_reads(),
-        };
-        if !targets.iter().any(confined) {
-            return Ok(());
         }
+    }
+
+    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
         if targets.len() == 1 {
