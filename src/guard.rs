@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, Unresolved};
+use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved};
 use crate::trace::{Event, Sink};
 
 /// The loaded policy and where its trace lines go.
@@ -70,6 +70,9 @@ pub fn set_errno(e: c_int) {
 /// fail it. Never unwinds; a panic inside denies.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     let Some(g) = get() else { return Ok(()) };
+    if !targets.iter().any(|t| g.confines(t.access)) {
+        return Ok(());
+    }
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
     set_errno(saved);
@@ -85,15 +88,18 @@ pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
 const AUDITED: c_int = 0;
 
 impl Guard {
-    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-        let confined = |t: &Target| match t.access {
+    /// Whether an access of this kind can be denied at all; when not, the
+    /// call goes straight through (metadata reads, by default).
+    #[inline]
+    fn confines(&self, access: Option<Access>) -> bool {
+        match access {
             None => self.policy.settings().hide_outside,
             Some(Access::Write) => true,
             Some(Access::Read | Access::Exec) => self.policy.confines_reads(),
-        };
-        if !targets.iter().any(confined) {
-            return Ok(());
         }
+    }
+
+    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
         if targets.len() == 1 {
@@ -108,6 +114,18 @@ impl Guard {
     }
 
     fn resolve(&self, call: &'static str, t: &Target, out: &mut PathBuf) -> Result<(), c_int> {
+        if !t.path.is_null() && t.follow != Follow::Fd {
+            // SAFETY: hooks pass the caller's path pointer, here non-NULL.
+            let path = unsafe { CStr::from_ptr(t.path) };
+            let mut raw = RawPath::new();
+            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some() {
+                match resolve::verify(&mut raw, t.follow) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(e)) => return Err(e.raw_os_error()),
+                    None => {}
+                }
+            }
+        }
         // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
         match unsafe { resolve::resolve(t.dirfd, t.path, t.follow, out) } {
             Ok(()) => Ok(()),
@@ -190,6 +208,60 @@ impl Guard {
         });
         Err(if audit { AUDITED } else { errno })
     }
+}
+
+/// The open fast path: when the path's lexical form is allowed, open it with
+/// `RESOLVE_NO_SYMLINKS` in one syscall, so the object opened is the object
+/// checked. `None`: not handled here (not ready, denied, a symlink on the
+/// way): the hook takes the general path, which resolves through the kernel
+/// and traces denials.
+pub fn open_fast(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> Option<c_int> {
+    let g = get()?;
+    let access = crate::hooks::open_access(flags)?;
+    if path.is_null() || (access != Access::Write && !g.policy.confines_reads()) {
+        return None;
+    }
+    let saved = errno();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: non-NULL, and the caller's C string.
+        let path = unsafe { CStr::from_ptr(path) };
+        let mut out = PathBuf::new();
+        let mut raw = RawPath::new();
+        resolve::lexical(dirfd, path, &mut out, &mut raw)?;
+        if !g.policy.decide(access, out.as_bytes()).allowed {
+            return None;
+        }
+        resolve::open_exact(&mut raw, flags, mode)
+    }))
+    .ok()
+    .flatten();
+    match r {
+        None => {
+            set_errno(saved);
+            None
+        }
+        Some(Ok(fd)) => {
+            set_errno(saved);
+            Some(std::os::fd::IntoRawFd::into_raw_fd(fd))
+        }
+        Some(Err(e)) => {
+            set_errno(e.raw_os_error());
+            Some(-1)
+        }
+    }
+}
+
+/// `__open_2` and friends abort on a mode-needing open; leave that to them.
+pub fn open_fast_fortified(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<c_int> {
+    if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        return None;
+    }
+    open_fast(dirfd, path, flags, 0)
 }
 
 /// Builds the guard from the process's starting environment.

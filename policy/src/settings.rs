@@ -953,6 +953,91 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// From config text to verdicts: `~`, relative and slash-less patterns,
+    /// presets, through the same `decide` the library uses.
+    #[test]
+    fn config_to_decisions() {
+        let d = tmpdir("decide");
+        std::fs::create_dir_all(d.join("proj/ws")).unwrap();
+        std::fs::create_dir_all(d.join("home")).unwrap();
+        let c = Context {
+            cwd: d.join("proj/ws"),
+            home: Some(d.join("home")),
+            exe: None,
+            path_var: None,
+        };
+        let text = "root = \"ws\"\n[read]\ndeny = [\"~/notes\", \"ws/private\"]\ndeny_always = [\"*.pem\"]\nallow = [\"ws/private/ok\"]\n[write]\nallow = [\"~/out\"]\n";
+        let mut b = Builder::new(c.clone());
+        b.config_str(text, &d.join("proj/policy.toml")).unwrap();
+        b.add_pattern(Access::Write, ListKind::DenyAlways, "locked")
+            .unwrap();
+        let p = crate::Policy::new(b.finish().unwrap()).unwrap();
+        let dd = d.display();
+        let v = |a: Access, path: &str| {
+            let d = p.decide(a, format!("{dd}/{path}").as_bytes());
+            (d.allowed, d.rule.to_string().replace(&dd.to_string(), ""))
+        };
+        use Access::{Read as R, Write as W};
+        assert_eq!(
+            v(R, "home/notes/x"),
+            (false, "read.deny:\"/home/notes\"".into())
+        );
+        assert_eq!(v(R, "home/notesx"), (false, "root".into()));
+        assert_eq!(
+            v(W, "home/out/f"),
+            (true, "write.allow:\"/home/out\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/private/a"),
+            (false, "read.deny:\"/proj/ws/private\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/private/ok"),
+            (true, "read.allow:\"/proj/ws/private/ok\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/a/b/k.pem"),
+            (false, "read.deny_always:\"/proj/**/*.pem\"".into())
+        );
+        assert_eq!(
+            v(R, "k.pem"),
+            (false, "root".into()),
+            "not above the config dir"
+        );
+        // A flag's relative pattern is against the cwd (proj/ws).
+        assert_eq!(
+            v(W, "proj/ws/locked/x"),
+            (false, "write.deny_always:\"/proj/ws/locked\"".into())
+        );
+        assert_eq!(v(W, "proj/ws/lockedx"), (true, "root".into()));
+        // Secrets come from $HOME; devices are allowed; system only reads.
+        assert_eq!(
+            v(R, "home/.ssh/id_rsa"),
+            (false, "secrets:\"/home/.ssh\"".into())
+        );
+        assert_eq!(
+            v(W, "home/.cargo/credentials.toml").1,
+            "secrets:\"/home/.cargo/credentials*\""
+        );
+        assert!(p.decide(Access::Write, b"/dev/null").allowed);
+        assert!(p.decide(Access::Read, b"/usr/bin/env").allowed);
+        assert!(!p.decide(Access::Write, b"/usr/bin/env").allowed);
+        let mut b = Builder::new(c);
+        b.config_str(
+            "secrets = false\nsystem = false\nroot = \".\"\n",
+            &d.join("proj/policy.toml"),
+        )
+        .unwrap();
+        let p = crate::Policy::new(b.finish().unwrap()).unwrap();
+        let home_ssh = format!("{dd}/home/.ssh/id_rsa");
+        assert_eq!(
+            p.decide(Access::Read, home_ssh.as_bytes()).rule.to_string(),
+            "root"
+        );
+        assert!(!p.decide(Access::Read, b"/usr/bin/env").allowed);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     #[test]
     fn frozen_round_trip() {
         let mut s = Settings::default();
