@@ -3,6 +3,7 @@
 //! symlinks; each path is explained by the CLI and opened under the library
 //! by a C program, and the verdicts must match.
 
+mod common;
 mod policy_support;
 use policy_support::*;
 
@@ -10,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Opens each `r PATH` (O_RDONLY) / `w PATH` (O_WRONLY|O_CREAT) pair of
-/// arguments and prints `allow` or `deny` (EACCES) or `err N` per pair.
+/// arguments and prints `allow`, `deny` (EACCES) or `err N` per pair.
 const OPENER: &str = r#"
 #include <errno.h>
 #include <fcntl.h>
@@ -158,6 +159,7 @@ fn explain_and_library_agree() {
     let top = TempDir::new("agree");
     let mut compared = 0;
     let mut denied = 0;
+    let mut skipped = 0;
     for round in 0..rounds {
         // A fresh tree each round: writes of earlier rounds create files.
         let tree = top.join(format!("t{round}"));
@@ -220,8 +222,10 @@ fn explain_and_library_agree() {
             let verdict = eo.stdout.split(' ').next().unwrap_or("");
             let lib = lib_verdicts[i];
             if lib.starts_with("err") {
-                // The kernel refused an allowed open (EISDIR on a directory).
-                assert_eq!(verdict, "allow", "seed {seed} round {round}: {a} {p}: library {lib}, explain {}\npolicy:\n{text}", eo.stdout);
+                // The kernel fails the call anyway (a read of a missing file,
+                // a write to a directory): its errno is the answer, whatever
+                // the policy says, and no trace line is written.
+                skipped += 1;
                 continue;
             }
             assert_eq!(
@@ -246,7 +250,8 @@ fn explain_and_library_agree() {
             o.show()
         );
     }
-    eprintln!("seed {seed}: {rounds} policies, {compared} verdicts compared, {denied} denials");
+    eprintln!("seed {seed}: {rounds} policies, {compared} verdicts compared, {denied} denials, {skipped} kernel errors");
+    assert!(skipped * 4 < compared, "too few verdicts compared");
     // The grammar must exercise both verdicts, or the property says little.
     assert!(compared >= rounds * 5, "compared {compared}");
     assert!(

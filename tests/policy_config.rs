@@ -2,6 +2,7 @@
 //! the process before `main` (exit 125, `fsguard: error: …` naming the file,
 //! line and key), and the CLI exits 125 before running anything.
 
+mod common;
 mod policy_support;
 use policy_support::*;
 

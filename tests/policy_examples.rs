@@ -2,6 +2,7 @@
 //! the agent demo runs with one command, and the build config lets a build
 //! write only its output directory and /tmp.
 
+mod common;
 mod policy_support;
 use policy_support::*;
 
@@ -56,7 +57,7 @@ fn example_configs_pass_check_and_show_presets() {
 
 #[test]
 fn agent_demo_runs_with_one_command() {
-    artifacts();
+    cli();
     let mut c = cmd(repo().join("examples/demo/run.sh"));
     c.env("FSGUARD", cli());
     let o = run(&mut c);

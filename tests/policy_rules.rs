@@ -3,6 +3,7 @@
 //! JSON traces, the errno choice, every CLI flag and its layering, and a
 //! policy frozen at load.
 
+mod common;
 mod policy_support;
 use policy_support::*;
 

@@ -1,50 +1,14 @@
-//! Helpers for the policy integration tests: build the release artifacts
-//! once, temporary directories, running children, compiling C helpers.
+//! Helpers for the policy integration tests, over `tests/common` (which
+//! builds the release artifacts): temporary trees with files, running
+//! children, compiling C helpers given as source text.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
-/// `target/release/libfsguard.so` and `target/release/fsguard`, built once
-/// per test binary (`cargo test` builds neither the cdylib nor the release CLI).
-pub struct Artifacts {
-    pub lib: PathBuf,
-    pub cli: PathBuf,
-}
-
-pub fn artifacts() -> &'static Artifacts {
-    static ART: OnceLock<Artifacts> = OnceLock::new();
-    ART.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "fsguard", "-p", "fsguard-cli"])
-            .current_dir(root)
-            .env_remove("LD_PRELOAD")
-            .stdin(Stdio::null())
-            .status()
-            .expect("run cargo build");
-        assert!(st.success(), "cargo build --release failed");
-        let target = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(d) if !d.is_empty() => root.join(d),
-            _ => root.join("target"),
-        };
-        let a = Artifacts {
-            lib: target.join("release/libfsguard.so").canonicalize().unwrap(),
-            cli: target.join("release/fsguard").canonicalize().unwrap(),
-        };
-        a
-    })
-}
-
-pub fn lib() -> &'static Path {
-    &artifacts().lib
-}
-
-pub fn cli() -> &'static Path {
-    &artifacts().cli
-}
+// Building the release library and CLI is shared with the other tests.
+pub use crate::common::{cli, lib};
 
 /// A fresh canonical directory under the system temp dir, removed on drop.
 pub struct TempDir(PathBuf);
