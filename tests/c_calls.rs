@@ -21,48 +21,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// All symbols issue 2 interposes.
-const SYMBOLS: &[&str] = &[
-    "open",
-    "open64",
-    "openat",
-    "openat64",
-    "creat",
-    "creat64",
-    "__open_2",
-    "__open64_2",
-    "__openat_2",
-    "__openat64_2",
-    "fopen",
-    "fopen64",
-    "freopen",
-    "freopen64",
-    "opendir",
-    "unlink",
-    "unlinkat",
-    "remove",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mkdir",
-    "mkdirat",
-    "rmdir",
-    "chmod",
-    "fchmodat",
-    "chown",
-    "lchown",
-    "fchownat",
-    "link",
-    "linkat",
-    "symlink",
-    "symlinkat",
-    "truncate",
-    "truncate64",
-    "utime",
-    "utimes",
-    "utimensat",
-];
-
 fn calls_bin() -> PathBuf {
     c_program("calls", &["-O0", "-U_FORTIFY_SOURCE"])
 }

@@ -13,47 +13,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SYMBOLS: &[&str] = &[
-    "open",
-    "open64",
-    "openat",
-    "openat64",
-    "creat",
-    "creat64",
-    "__open_2",
-    "__open64_2",
-    "__openat_2",
-    "__openat64_2",
-    "fopen",
-    "fopen64",
-    "freopen",
-    "freopen64",
-    "opendir",
-    "unlink",
-    "unlinkat",
-    "remove",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mkdir",
-    "mkdirat",
-    "rmdir",
-    "chmod",
-    "fchmodat",
-    "chown",
-    "lchown",
-    "fchownat",
-    "link",
-    "linkat",
-    "symlink",
-    "symlinkat",
-    "truncate",
-    "truncate64",
-    "utime",
-    "utimes",
-    "utimensat",
-];
-
 /// `fsguard run ARGS...` with a clean environment (no inherited FSGUARD_*,
 /// no LD_PRELOAD).
 fn fsguard(args: &[&str]) -> Command {

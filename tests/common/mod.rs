@@ -896,3 +896,46 @@ impl Failures {
         assert!(self.total > 0, "no {what} cases ran");
     }
 }
+
+/// The symbols the foundation interposes (open family and core mutators).
+#[allow(dead_code)]
+pub const SYMBOLS: &[&str] = &[
+    "open",
+    "open64",
+    "openat",
+    "openat64",
+    "creat",
+    "creat64",
+    "__open_2",
+    "__open64_2",
+    "__openat_2",
+    "__openat64_2",
+    "fopen",
+    "fopen64",
+    "freopen",
+    "freopen64",
+    "opendir",
+    "unlink",
+    "unlinkat",
+    "remove",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "chmod",
+    "fchmodat",
+    "chown",
+    "lchown",
+    "fchownat",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "truncate",
+    "truncate64",
+    "utime",
+    "utimes",
+    "utimensat",
+];
