@@ -19,6 +19,10 @@ pub struct Guard {
     pub policy: Policy,
     /// The trace sink.
     pub sink: Sink,
+    /// Opens may be done here with one `openat2` (see [`open_fast`]): only
+    /// when the next `open` is libc's own, so another interposer loaded
+    /// after this library is never bypassed.
+    pub fast_open: bool,
 }
 
 const UNINIT: u8 = 0;
@@ -222,6 +226,9 @@ pub fn open_fast(
     mode: libc::mode_t,
 ) -> Option<c_int> {
     let g = get()?;
+    if !g.fast_open {
+        return None;
+    }
     let access = crate::hooks::open_access(flags)?;
     if path.is_null() || (access != Access::Write && !g.policy.confines_reads()) {
         return None;
@@ -331,7 +338,31 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
     }
-    Ok(Guard { policy, sink })
+    Ok(Guard {
+        policy,
+        sink,
+        fast_open: next_open_is_libc(),
+    })
+}
+
+/// True when the `open` and `openat` after this library are libc's.
+fn next_open_is_libc() -> bool {
+    [c"open", c"openat", c"open64", c"openat64"]
+        .iter()
+        .all(|name| {
+            // SAFETY: dlsym and dladdr with valid C strings; dli_fname is a C
+            // string owned by the loader when dladdr succeeds.
+            unsafe {
+                let sym = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                let mut info: libc::Dl_info = std::mem::zeroed();
+                if sym.is_null() || libc::dladdr(sym, &mut info) == 0 || info.dli_fname.is_null() {
+                    return false;
+                }
+                let file = CStr::from_ptr(info.dli_fname).to_bytes();
+                let base = file.rsplit(|&b| b == b'/').next().unwrap_or(file);
+                base.starts_with(b"libc.so") || base.starts_with(b"libc-")
+            }
+        })
 }
 
 /// The constructor: runs before `main`, fails the process closed on a bad
