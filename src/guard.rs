@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, Unresolved};
+use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved};
 use crate::trace::{Event, Sink};
 
 /// The loaded policy and where its trace lines go.
@@ -19,6 +19,10 @@ pub struct Guard {
     pub policy: Policy,
     /// The trace sink.
     pub sink: Sink,
+    /// Opens may be done here with one `openat2` (see [`open_fast`]): only
+    /// when the next `open` is libc's own, so another interposer loaded
+    /// after this library is never bypassed.
+    pub fast_open: bool,
 }
 
 const UNINIT: u8 = 0;
@@ -70,22 +74,36 @@ pub fn set_errno(e: c_int) {
 /// fail it. Never unwinds; a panic inside denies.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     let Some(g) = get() else { return Ok(()) };
+    if !targets.iter().any(|t| g.confines(t.access)) {
+        return Ok(());
+    }
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
     set_errno(saved);
-    r
+    // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
+    match r {
+        Err(AUDITED) => Ok(()),
+        r => r,
+    }
 }
 
+/// Internal "denied but audited" result: stops checking the call's second
+/// path, so one audited call writes one line, as in enforce mode.
+const AUDITED: c_int = 0;
+
 impl Guard {
-    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-        let confined = |t: &Target| match t.access {
+    /// Whether an access of this kind can be denied at all; when not, the
+    /// call goes straight through (metadata reads, by default).
+    #[inline]
+    fn confines(&self, access: Option<Access>) -> bool {
+        match access {
             None => self.policy.settings().hide_outside,
             Some(Access::Write) => true,
             Some(Access::Read | Access::Exec) => self.policy.confines_reads(),
-        };
-        if !targets.iter().any(confined) {
-            return Ok(());
         }
+    }
+
+    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
         if targets.len() == 1 {
@@ -100,6 +118,18 @@ impl Guard {
     }
 
     fn resolve(&self, call: &'static str, t: &Target, out: &mut PathBuf) -> Result<(), c_int> {
+        if !t.path.is_null() && t.follow != Follow::Fd {
+            // SAFETY: hooks pass the caller's path pointer, here non-NULL.
+            let path = unsafe { CStr::from_ptr(t.path) };
+            let mut raw = RawPath::new();
+            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some() {
+                match resolve::verify(&mut raw, t.follow) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(e)) => return Err(e.raw_os_error()),
+                    None => {}
+                }
+            }
+        }
         // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
         match unsafe { resolve::resolve(t.dirfd, t.path, t.follow, out) } {
             Ok(()) => Ok(()),
@@ -162,7 +192,10 @@ impl Guard {
         path: &[u8],
         rule: Rule<'_>,
     ) -> Result<(), c_int> {
-        self.deny(call, access, path, None, rule)
+        match self.deny(call, access, path, None, rule) {
+            Err(AUDITED) => Ok(()),
+            r => r,
+        }
     }
 
     fn deny(
@@ -192,12 +225,65 @@ impl Guard {
             errno,
         });
         crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
-        if audit {
-            Ok(())
-        } else {
-            Err(errno)
+        Err(if audit { AUDITED } else { errno })
+    }
+}
+
+/// The open fast path: when the path's lexical form is allowed, open it with
+/// `RESOLVE_NO_SYMLINKS` in one syscall, so the object opened is the object
+/// checked. `None`: not handled here (not ready, denied, a symlink on the
+/// way): the hook takes the general path, which resolves through the kernel
+/// and traces denials.
+pub fn open_fast(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> Option<c_int> {
+    let g = get()?;
+    if !g.fast_open {
+        return None;
+    }
+    let access = crate::hooks::open_access(flags)?;
+    if path.is_null() || (access != Access::Write && !g.policy.confines_reads()) {
+        return None;
+    }
+    let saved = errno();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: non-NULL, and the caller's C string.
+        let path = unsafe { CStr::from_ptr(path) };
+        let mut out = PathBuf::new();
+        let mut raw = RawPath::new();
+        resolve::lexical(dirfd, path, &mut out, &mut raw)?;
+        if !g.policy.decide(access, out.as_bytes()).allowed {
+            return None;
+        }
+        resolve::open_exact(&mut raw, flags, mode)
+    }))
+    .ok()
+    .flatten();
+    match r {
+        None => {
+            set_errno(saved);
+            None
+        }
+        Some(Ok(fd)) => {
+            set_errno(saved);
+            Some(std::os::fd::IntoRawFd::into_raw_fd(fd))
+        }
+        Some(Err(e)) => {
+            set_errno(e.raw_os_error());
+            Some(-1)
         }
     }
+}
+
+/// `__open_2` and friends abort on a mode-needing open; leave that to them.
+pub fn open_fast_fortified(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<c_int> {
+    if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        return None;
+    }
+    open_fast(dirfd, path, flags, 0)
 }
 
 /// Builds the guard from the process's starting environment.
@@ -273,7 +359,31 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
     }
-    Ok(Guard { policy, sink })
+    Ok(Guard {
+        policy,
+        sink,
+        fast_open: next_open_is_libc(),
+    })
+}
+
+/// True when the `open` and `openat` after this library are libc's.
+fn next_open_is_libc() -> bool {
+    [c"open", c"openat", c"open64", c"openat64"]
+        .iter()
+        .all(|name| {
+            // SAFETY: dlsym and dladdr with valid C strings; dli_fname is a C
+            // string owned by the loader when dladdr succeeds.
+            unsafe {
+                let sym = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                let mut info: libc::Dl_info = std::mem::zeroed();
+                if sym.is_null() || libc::dladdr(sym, &mut info) == 0 || info.dli_fname.is_null() {
+                    return false;
+                }
+                let file = CStr::from_ptr(info.dli_fname).to_bytes();
+                let base = file.rsplit(|&b| b == b'/').next().unwrap_or(file);
+                base.starts_with(b"libc.so") || base.starts_with(b"libc-")
+            }
+        })
 }
 
 /// Tells a supervising `fsguard run` that the library really loaded: one

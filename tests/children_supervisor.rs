@@ -161,7 +161,26 @@ fn private_tmpdir_inside_the_root() {
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some("t"), "TMPDIR is writable even read-only");
     let tmp = std::path::PathBuf::from(lines.next().unwrap());
-    assert!(tmp.starts_with(s.ws()), "{tmp:?} inside the root");
+    assert!(
+        !tmp.starts_with(s.ws()),
+        "{tmp:?}: a read-only root stays unchanged"
+    );
+    assert!(!tmp.exists(), "removed at exit");
+
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--",
+            "sh",
+            "-c",
+            "echo t > \"$TMPDIR/f\" && echo \"$TMPDIR\"",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let tmp = std::path::PathBuf::from(stdout(&o).trim());
+    assert!(tmp.starts_with(s.ws()), "{tmp:?} inside a writable root");
     assert!(!tmp.exists(), "removed at exit");
 
     let o = run(

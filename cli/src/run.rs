@@ -91,9 +91,9 @@ pub fn parse_option(
 
 /// What `fsguard check` says about the command's temporary directory.
 pub fn tmpdir_note(s: &Settings) -> String {
-    let base = match &s.root {
-        Some(r) => format!("{r}/.fsguard-tmp-*"),
-        None => format!("{}/fsguard-*", std::env::temp_dir().display()),
+    let base = match (&s.root, s.readonly) {
+        (Some(r), false) => format!("{r}/.fsguard-tmp-*"),
+        _ => format!("{}/fsguard-*", std::env::temp_dir().display()),
     };
     format!(
         "\n# run: TMPDIR = a private directory {base} (readable and writable; \
@@ -262,8 +262,9 @@ struct TmpDir {
 }
 
 impl TmpDir {
-    /// Under the root when there is one (inside what the command may write),
-    /// else under the system temporary directory.
+    /// Under the root when the command may write there, else (no root, or
+    /// read-only: the root must not change) under the system temporary
+    /// directory. Either way the policy gets it as a read and write allow.
     fn create(s: &Settings, keep: bool) -> Result<TmpDir, String> {
         let stamp = || {
             let t = std::time::SystemTime::now()
@@ -273,7 +274,7 @@ impl TmpDir {
             format!("{}-{t:08x}", std::process::id())
         };
         let mut bases = Vec::new();
-        if let Some(r) = &s.root {
+        if let (Some(r), false) = (&s.root, s.readonly) {
             bases.push(Path::new(r).join(format!(".fsguard-tmp-{}", stamp())));
         }
         bases.push(std::env::temp_dir().join(format!("fsguard-{}", stamp())));
@@ -763,11 +764,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
-    if !opts.quiet {
+    // The summary joins the trace lines on stderr; with the log sent to a
+    // file or off, stderr stays the command's alone.
+    if !opts.quiet && settings.log.target == LogTarget::Stderr {
         report.summary();
-        if opts.keep_tmp {
-            eprintln!("fsguard: kept TMPDIR {tmp_s}");
-        }
+    }
+    if !opts.quiet && opts.keep_tmp {
+        eprintln!("fsguard: kept TMPDIR {tmp_s}");
     }
     drop(tmp);
     Ok(ExitCode::from(code))

@@ -115,12 +115,14 @@ pub struct Policy {
     secrets: PatternSet,
     system: PatternSet,
     devices: PatternSet,
+    reads_confined: bool,
 }
 
 impl Policy {
     /// Compiles settings.
     pub fn new(settings: Settings) -> Result<Policy, Error> {
-        Ok(Policy {
+        let mut p = Policy {
+            reads_confined: false,
             root: settings
                 .root
                 .as_ref()
@@ -140,7 +142,12 @@ impl Policy {
             },
             devices: PatternSet::new(DEVICES).map_err(Error::new)?,
             settings,
-        })
+        };
+        p.reads_confined = p.root.is_some()
+            || !p.read.deny.is_empty()
+            || !p.read.deny_always.is_empty()
+            || !p.secrets.is_empty();
+        Ok(p)
     }
 
     /// The settings this policy was compiled from.
@@ -159,11 +166,9 @@ impl Policy {
     }
 
     /// False when no read can be denied, so reads need not be resolved.
+    #[inline]
     pub fn confines_reads(&self) -> bool {
-        self.root.is_some()
-            || !self.read.deny.is_empty()
-            || !self.read.deny_always.is_empty()
-            || !self.secrets.is_empty()
+        self.reads_confined
     }
 
     /// Decides one access to a resolved path (absolute and canonical, or an
