@@ -257,12 +257,10 @@ unsafe fn with_environ<R>(f: impl FnOnce() -> R) -> R {
         let r = f();
         if environ == env.vars.as_ptr() {
             environ = old;
-            let saved = guard::errno();
-            drop(env);
-            set_errno(saved);
-        } else {
-            std::mem::forget(env);
         }
+        // Never freed: another thread may still be reading `environ` as it
+        // was during the call. One array per system()/popen() call.
+        std::mem::forget(env);
         r
     }
 }
@@ -304,6 +302,7 @@ fn exec_check(
             moves: false,
         }],
     )?;
+    check_interpreters(call, dirfd, path, follow)?;
     let Some(g) = guard::get() else { return Ok(()) };
     let setting = g.policy.settings().unguarded_exec;
     if setting == UnguardedExec::Allow {
@@ -334,6 +333,66 @@ fn exec_check(
     r
 }
 
+/// A script runs its `#!` interpreter (which may itself be a script, up to
+/// the kernel's four levels): each is executed too, so each is checked.
+fn check_interpreters(
+    call: &'static str,
+    dirfd: c_int,
+    path: *const c_char,
+    follow: Follow,
+) -> Result<(), c_int> {
+    if guard::get().is_none() {
+        return Ok(());
+    }
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        let Some(mut fd) = open_exec(dirfd, path, follow) else {
+            return Ok(());
+        };
+        for _ in 0..4 {
+            let mut head = [0u8; 258];
+            let Ok(n) = rustix::io::pread(&fd, &mut head[..256], 0) else {
+                return Ok(());
+            };
+            let Some(line) = head[..n].strip_prefix(b"#!") else {
+                return Ok(());
+            };
+            let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+            let line = line.trim_ascii_start();
+            let end = line
+                .iter()
+                .position(|c| c.is_ascii_whitespace())
+                .unwrap_or(line.len());
+            if end == 0 {
+                return Ok(());
+            }
+            let mut interp = [0u8; 257];
+            interp[..end].copy_from_slice(&line[..end]);
+            guard::check(
+                call,
+                &[Target {
+                    access: Some(Access::Exec),
+                    follow: Follow::Yes,
+                    dirfd: AT_FDCWD,
+                    path: interp.as_ptr().cast(),
+                    moves: false,
+                }],
+            )?;
+            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
+            match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+                Ok(next) => fd = next,
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
+    })
+    .unwrap_or(Err(libc::EACCES));
+    if r.is_ok() {
+        set_errno(saved);
+    }
+    r
+}
+
 /// Opens what will be executed and says whether the library can follow it.
 /// Files it cannot read are not judged (the kernel may still run them).
 fn inspect(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
@@ -354,7 +413,7 @@ fn open_exec(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<OwnedF
     }
     // SAFETY: the caller's C string.
     let p = unsafe { CStr::from_ptr(path) };
-    let flags = if follow == Follow::Entry {
+    let flags = if matches!(follow, Follow::Entry | Follow::NoFollow) {
         flags | OFlags::NOFOLLOW
     } else {
         flags

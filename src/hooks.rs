@@ -55,8 +55,10 @@ pub fn open_access(flags: c_int) -> Option<Access> {
 /// How an open treats its last component.
 pub fn open_follow(flags: c_int) -> Follow {
     let creat = flags & libc::O_CREAT != 0;
-    if flags & libc::O_NOFOLLOW != 0 || (creat && flags & libc::O_EXCL != 0) {
+    if creat && flags & libc::O_EXCL != 0 {
         Follow::Entry
+    } else if flags & libc::O_NOFOLLOW != 0 {
+        Follow::NoFollow
     } else if creat {
         Follow::Create
     } else {
@@ -102,7 +104,7 @@ pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
     if path.is_null() || (flags & AT_EMPTY_PATH != 0 && unsafe { *path } == 0) {
         Follow::Fd
     } else if flags & AT_SYMLINK_NOFOLLOW != 0 {
-        Follow::Entry
+        Follow::NoFollow
     } else {
         Follow::Yes
     }
@@ -336,7 +338,7 @@ hooks! {
     "lchown" as "lchown"
     fn lchown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "fchownat" as "fchownat"
     fn fchownat(dirfd: c_int, path: *const c_char, owner: libc::uid_t, group: libc::gid_t, flags: c_int) -> c_int,
         fail -1,
@@ -400,7 +402,11 @@ mod tests {
         assert_eq!(open_access(libc::O_PATH), None);
         assert_eq!(open_follow(libc::O_CREAT), Follow::Create);
         assert_eq!(open_follow(libc::O_CREAT | libc::O_EXCL), Follow::Entry);
-        assert_eq!(open_follow(libc::O_NOFOLLOW), Follow::Entry);
+        assert_eq!(open_follow(libc::O_NOFOLLOW), Follow::NoFollow);
+        assert_eq!(
+            open_follow(libc::O_NOFOLLOW | libc::O_CREAT | libc::O_EXCL),
+            Follow::Entry
+        );
         assert_eq!(open_follow(0), Follow::Yes);
     }
 

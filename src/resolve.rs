@@ -35,9 +35,14 @@ pub enum Follow {
     /// Like `Yes`, and a dangling final symlink resolves to the target it
     /// would create (`O_CREAT` without `O_EXCL`).
     Create,
-    /// The call acts on the directory entry itself (unlink, rename, mkdir,
-    /// lchown, symlink's new name, `O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`).
+    /// The call acts on the directory entry itself, whatever it is (unlink,
+    /// rmdir, rename, mkdir, mknod, link's and symlink's new name, an
+    /// exclusive create): the parent resolved, the name kept.
     Entry,
+    /// The call acts on the object named but does not follow a final
+    /// symlink (lchown, `AT_SYMLINK_NOFOLLOW`, `O_NOFOLLOW`). With a
+    /// trailing slash the kernel follows it after all, and so do we.
+    NoFollow,
     /// The path is empty (`AT_EMPTY_PATH`) or NULL: the call acts on the dirfd.
     Fd,
 }
@@ -168,8 +173,13 @@ fn resolve_cstr(
         dirfd
     };
     let d = dir(dirfd).map_err(Unresolved::Kernel)?;
+    let follow = match follow {
+        Follow::NoFollow if bytes.ends_with(b"/") => Follow::Yes,
+        Follow::NoFollow => Follow::Entry,
+        f => f,
+    };
     match follow {
-        Follow::Entry => resolve_entry(d, bytes, out),
+        Follow::Entry | Follow::NoFollow => resolve_entry(d, bytes, out),
         Follow::Yes | Follow::Create | Follow::Fd => {
             match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => fd_path_of(fd.as_fd(), out),
@@ -345,7 +355,11 @@ fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
     let (init, _) = rustix::fs::readlinkat_raw(CWD, c, &mut out.buf[..PATH_CAP - 256]).map_err(
         |e| match e {
-            Errno::BADF | Errno::NOENT => Unresolved::Kernel(Errno::BADF),
+            // No such entry: a closed fd, or no /proc at all. Only the
+            // first is the kernel's answer; the second fails closed.
+            Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
+                Unresolved::Kernel(Errno::BADF)
+            }
             e => Unresolved::Failed(e),
         },
     )?;
@@ -479,10 +493,15 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
 pub fn verify(raw: &mut RawPath, follow: Follow) -> Option<Result<(), Errno>> {
     let how = OFlags::PATH | OFlags::CLOEXEC;
     let no_links = rustix::fs::ResolveFlags::NO_SYMLINKS;
+    let follow = match follow {
+        Follow::NoFollow if raw.bytes().ends_with(b"/") => Follow::Yes,
+        Follow::NoFollow => Follow::Entry,
+        f => f,
+    };
     let target: &CStr = match follow {
         Follow::Fd => return None,
         Follow::Yes | Follow::Create => raw.as_cstr(),
-        Follow::Entry => {
+        Follow::Entry | Follow::NoFollow => {
             let (parent, name) = split(raw.bytes())?;
             if name == b"." || name == b".." {
                 return None;
@@ -514,11 +533,19 @@ pub fn open_exact(raw: &mut RawPath, flags: i32, mode: u32) -> Option<Result<Own
         rustix::fs::ResolveFlags::NO_SYMLINKS,
     ) {
         Ok(fd) => Some(Ok(fd)),
-        // ELOOP: a symlink; EXDEV/EINVAL/E2BIG/ENOSYS/EAGAIN: openat2 itself.
+        // ELOOP: a symlink; EXDEV/EINVAL/E2BIG/ENOSYS/EAGAIN: openat2 itself;
+        // EACCES/EPERM: maybe only on the absolute way to a relative path
+        // (an untraversable ancestor of the cwd): let the real call answer.
         Err(
-            Errno::LOOP | Errno::XDEV | Errno::INVAL | Errno::TOOBIG | Errno::NOSYS | Errno::AGAIN,
+            Errno::LOOP
+            | Errno::XDEV
+            | Errno::INVAL
+            | Errno::TOOBIG
+            | Errno::NOSYS
+            | Errno::AGAIN
+            | Errno::ACCESS
+            | Errno::PERM,
         ) => None,
-        Err(Errno::PERM) => None,
         Err(e) => Some(Err(e)),
     }
 }

@@ -229,10 +229,15 @@ impl Policy {
     /// A `deny_always` read rule or credential path covering `path`: such a
     /// file may not be renamed or linked, so it cannot escape its rules.
     pub fn protected(&self, path: &[u8]) -> Option<Rule<'_>> {
-        if let Some(p) = self.read.deny_always.find(path) {
+        // The file itself, or, for a directory, protected files beneath it.
+        let da = &self.read.deny_always;
+        if let Some(p) = da.find(path).or_else(|| da.find_below(path)) {
             return Some(Rule::DenyAlways(Access::Read, p));
         }
-        self.secrets.find(path).map(Rule::Secret)
+        let sec = &self.secrets;
+        sec.find(path)
+            .or_else(|| sec.find_below(path))
+            .map(Rule::Secret)
     }
 
     /// True when `path` is inside the root (or there is no root); used to
@@ -313,6 +318,11 @@ mod tests {
         assert_eq!(rule(&p, Access::Read, "/home/u/x").0, true);
         assert_eq!(p.protected(b"/home/u/k.pem").is_some(), true);
         assert_eq!(p.protected(b"/home/u/k.txt"), None);
+        assert!(
+            p.protected(b"/home/u").is_some(),
+            "a directory holding secrets moves them"
+        );
+        assert_eq!(p.protected(b"/home/u/src"), None);
     }
 
     #[test]

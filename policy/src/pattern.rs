@@ -191,6 +191,21 @@ impl PatternSet {
     pub fn matches(&self, path: &[u8]) -> bool {
         self.find(path).is_some()
     }
+
+    /// A pattern anchored at or beneath `dir` (a plain path, or a glob's
+    /// literal leading directory): moving `dir` would move what it covers.
+    /// Linear in the patterns; meant for renames, not the hot path.
+    pub fn find_below(&self, dir: &[u8]) -> Option<&str> {
+        if let Some((_, i)) = self.plain.list.iter().find(|(k, _)| is_within(k, dir)) {
+            return Some(&self.sources[*i]);
+        }
+        self.globs
+            .list
+            .iter()
+            .find(|(k, _)| is_within(k, dir))
+            .and_then(|(_, globs)| globs.first())
+            .map(|g| self.sources[g.source].as_str())
+    }
 }
 
 /// Drops trailing slashes (but keeps `/`).
@@ -580,6 +595,17 @@ mod tests {
         assert_eq!(s.find(b"/plain/x"), Some("/plain"));
         assert_eq!(s.find(b"/b/c/d"), Some("/b/**"));
         assert_eq!(s.find(b"/a/x.txt2"), None);
+    }
+
+    #[test]
+    fn patterns_below_a_directory() {
+        let s = PatternSet::new(["/ws/conf/api.key", "/home/u/.config/gh", "/d/**/*.pem"]).unwrap();
+        assert_eq!(s.find_below(b"/ws"), Some("/ws/conf/api.key"));
+        assert_eq!(s.find_below(b"/ws/conf"), Some("/ws/conf/api.key"));
+        assert_eq!(s.find_below(b"/home/u/.config"), Some("/home/u/.config/gh"));
+        assert_eq!(s.find_below(b"/d"), Some("/d/**/*.pem"));
+        assert_eq!(s.find_below(b"/ws2"), None);
+        assert_eq!(s.find_below(b"/ws/conf/api.key/x"), None);
     }
 
     #[test]

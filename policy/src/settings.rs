@@ -593,7 +593,7 @@ impl Builder {
             s.implicit = true;
             s.readonly = true;
         }
-        s.system_paths = system_paths(&ctx);
+        s.system_paths = system_paths(&ctx, s.root.as_deref());
         s.secret_paths = match &ctx.home {
             Some(home) => presets::SECRETS
                 .iter()
@@ -737,25 +737,40 @@ fn expand_pattern(pattern: &str, base: &Path, home: Option<&Path>) -> Result<Str
 }
 
 /// `system` locations: the built-in list plus the install prefixes of the
-/// main executable and of each `PATH` directory, never `/` or `$HOME`.
-fn system_paths(ctx: &Context) -> Vec<String> {
-    let home = ctx
-        .home
-        .as_ref()
-        .and_then(|h| std::fs::canonicalize(h).ok());
+/// main executable and of each `PATH` directory. A `bin`, `sbin` or `shims`
+/// directory stands for its parent (`~/.pyenv/shims` → `~/.pyenv`); any
+/// other directory only for itself. Never a location that would hand out
+/// more than installed software: `/`, `$HOME` or a home directory, the root
+/// or anything above it, a temporary directory.
+fn system_paths(ctx: &Context, root: Option<&str>) -> Vec<String> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let home = ctx.home.as_deref().and_then(canon);
+    let root = root.map(PathBuf::from);
+    let mut temps: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .filter_map(|t| canon(Path::new(t)))
+        .collect();
+    if let Some(t) = std::env::var_os("TMPDIR").and_then(|t| canon(Path::new(&t))) {
+        temps.push(t);
+    }
+    let too_broad = |p: &Path| {
+        let depth = p.components().count();
+        p == Path::new("/")
+            || home.as_deref().is_some_and(|h| h.starts_with(p))
+            || root.as_deref().is_some_and(|r| r.starts_with(p))
+            || temps.iter().any(|t| t.starts_with(p))
+            || p == Path::new("/root")
+            || (p.starts_with("/home") && depth <= 3)
+    };
     let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut prefix_of = |bin_dir: &Path| {
-        let Ok(d) = std::fs::canonicalize(bin_dir) else {
-            return;
+    let mut prefix_of = |dir: &Path| {
+        let Some(d) = canon(dir) else { return };
+        let up = match d.file_name().and_then(|n| n.to_str()) {
+            Some("bin" | "sbin" | "shims") => d.parent().map(Path::to_path_buf),
+            _ => None,
         };
-        let candidate = match d.parent() {
-            Some(parent) if parent != Path::new("/") && Some(parent) != home.as_deref() => {
-                parent.to_path_buf()
-            }
-            _ => d.clone(),
-        };
-        if candidate != Path::new("/") && Some(&candidate) != home.as_ref() {
-            dirs.push(candidate);
+        if let Some(c) = [up, Some(d)].into_iter().flatten().find(|c| !too_broad(c)) {
+            dirs.push(c);
         }
     };
     if let Some(exe) = &ctx.exe {
@@ -772,7 +787,7 @@ fn system_paths(ctx: &Context) -> Vec<String> {
     }
     let mut out: Vec<String> = Vec::new();
     for p in presets::SYSTEM {
-        if let Ok(c) = std::fs::canonicalize(p) {
+        if let Some(c) = canon(Path::new(p)) {
             out.push(c.display().to_string());
         }
     }
@@ -1054,6 +1069,35 @@ mod tests {
             "root"
         );
         assert!(!p.decide(Access::Read, b"/usr/bin/env").allowed);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn system_prefixes_never_cover_the_root_or_temp() {
+        let d = tmpdir("sysroot");
+        std::fs::create_dir_all(d.join("ws/tools")).unwrap();
+        std::fs::create_dir_all(d.join("opt/app")).unwrap();
+        let c = Context {
+            cwd: d.clone(),
+            home: None,
+            exe: Some(d.join("ws/run.sh")),
+            path_var: Some(std::env::join_paths([d.join("ws/tools"), d.join("opt/app")]).unwrap()),
+        };
+        let mut b = Builder::new(c);
+        b.root(d.join("ws").to_str().unwrap()).unwrap();
+        let s = b.finish().unwrap();
+        let has = |p: &Path| s.system_paths.iter().any(|x| Path::new(x) == p);
+        assert!(
+            !has(&d),
+            "a program in the root must not open the root's parent"
+        );
+        assert!(!has(&d.join("ws")));
+        assert!(
+            has(&d.join("opt/app")),
+            "a plain directory stands for itself"
+        );
+        assert!(!has(&d.join("opt")));
+        assert!(!s.system_paths.iter().any(|p| p == "/tmp"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
