@@ -831,6 +831,71 @@ pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut 
     unsafe { with_environ(|| real(cmd, mode)) }
 }
 
+// posix_spawn file actions run in the child through glibc's internal calls,
+// after the spawn hook: an open action is checked when it is added. A chdir
+// action would make the child's relative paths (and the program's) mean
+// something the parent cannot resolve, so it is refused.
+hooks! {
+    table SPAWN_TABLE;
+    /// An open the child will make: checked now, against the parent's cwd.
+    "posix_spawn_file_actions_addopen" as "posix_spawn_file_actions_addopen"
+    fn posix_spawn_file_actions_addopen(
+        actions: *mut libc::posix_spawn_file_actions_t,
+        fd: c_int,
+        path: *const c_char,
+        oflag: c_int,
+        mode: libc::mode_t,
+    ) -> c_int,
+        fail guard::errno(),
+        check [crate::hooks::open_access(oflag), crate::hooks::open_follow(oflag), AT_FDCWD, path, false];
+}
+
+/// posix_spawn_file_actions_addchdir_np(3): refused (see above).
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawn_file_actions_addchdir_np(
+    actions: *mut libc::posix_spawn_file_actions_t,
+    path: *const c_char,
+) -> c_int {
+    type F = unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, *const c_char) -> c_int;
+    if let Err(e) = refuse_chdir("posix_spawn_file_actions_addchdir_np", path) {
+        return e;
+    }
+    match real!("posix_spawn_file_actions_addchdir_np", F) {
+        // SAFETY: the real function with the caller's arguments.
+        Some(f) => unsafe { f(actions, path) },
+        None => libc::ENOSYS,
+    }
+}
+
+/// posix_spawn_file_actions_addfchdir_np(3): refused (see above).
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawn_file_actions_addfchdir_np(
+    actions: *mut libc::posix_spawn_file_actions_t,
+    fd: c_int,
+) -> c_int {
+    type F = unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, c_int) -> c_int;
+    if let Err(e) = refuse_chdir("posix_spawn_file_actions_addfchdir_np", std::ptr::null()) {
+        return e;
+    }
+    match real!("posix_spawn_file_actions_addfchdir_np", F) {
+        // SAFETY: the real function with the caller's arguments.
+        Some(f) => unsafe { f(actions, fd) },
+        None => libc::ENOSYS,
+    }
+}
+
+/// Denies (and traces) a chdir file action; audit mode lets it through.
+fn refuse_chdir(call: &'static str, path: *const c_char) -> Result<(), c_int> {
+    let Some(g) = guard::get() else { return Ok(()) };
+    let shown: &[u8] = if path.is_null() {
+        b"?"
+    } else {
+        // SAFETY: the caller's C string.
+        unsafe { CStr::from_ptr(path) }.to_bytes()
+    };
+    g.refuse(call, Access::Exec, shown, Rule::Unresolved)
+}
+
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: an
 /// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
 /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.

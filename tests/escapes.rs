@@ -151,3 +151,38 @@ fn moving_a_directory_does_not_move_its_protected_files_out_of_their_rules() {
         o.describe()
     );
 }
+
+#[test]
+fn posix_spawn_file_actions_are_checked_when_added() {
+    let (_td, ws, out) = layout("spawnactions");
+    let prog = c_program("spawn_actions", &[]);
+    let target = out.join("spawned");
+    let before = snapshot(&out);
+    let o = run(
+        guarded_cmd(&prog, &[("FSGUARD_ROOT", ws.to_str().unwrap())])
+            .current_dir(&ws)
+            .arg(&target)
+            .arg(&out),
+    );
+    assert!(
+        o.stdout.lines().any(|l| l == "addopen 13"),
+        "{}",
+        o.describe()
+    );
+    assert!(
+        o.stdout.lines().any(|l| l == "addchdir 13"),
+        "{}",
+        o.describe()
+    );
+    assert!(!target.exists(), "{}", o.describe());
+    assert_eq!(o.blocked().len(), 2, "{}", o.describe());
+    assert!(snapshot_diff(&before, &snapshot(&out)).is_none());
+    // Bare, both actions are accepted and the file is written.
+    let o = run(bare_cmd(&prog).current_dir(&ws).arg(&target).arg(&out));
+    assert!(
+        o.stdout.lines().any(|l| l == "addopen 0"),
+        "{}",
+        o.describe()
+    );
+    assert!(target.exists());
+}
