@@ -49,6 +49,22 @@ pub fn entry_or_fd(path: *const c_char) -> Follow {
     }
 }
 
+/// A template glibc accepts (`XXXXXX` before the suffix) creates a file: a
+/// write. Any other is refused by glibc with EINVAL before it touches the
+/// filesystem, so it is let through (as metadata) to get that errno.
+fn temp_access(template: *const c_char, suffixlen: c_int) -> Option<Access> {
+    if template.is_null() || suffixlen < 0 {
+        return META;
+    }
+    // SAFETY: a template is a C string.
+    let t = unsafe { std::ffi::CStr::from_ptr(template) }.to_bytes();
+    let end = t.len().checked_sub(suffixlen as usize);
+    match end.and_then(|e| Some(&t[e.checked_sub(6)?..e])) {
+        Some(b"XXXXXX") => WRITE,
+        _ => META,
+    }
+}
+
 /// nftw's FTW_PHYS reports a symlinked start path instead of following it.
 fn ftw_follow(flags: c_int) -> Follow {
     if flags & FTW_PHYS != 0 {
@@ -74,39 +90,39 @@ hooks! {
     "mkstemp" as "mkstemp"
     fn mkstemp(template: *mut c_char) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkstemp64" as "mkstemp"
     fn mkstemp64(template: *mut c_char) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkostemp" as "mkostemp"
     fn mkostemp(template: *mut c_char, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkostemp64" as "mkostemp"
     fn mkostemp64(template: *mut c_char, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkstemps" as "mkstemps"
     fn mkstemps(template: *mut c_char, suffixlen: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkstemps64" as "mkstemps"
     fn mkstemps64(template: *mut c_char, suffixlen: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkostemps" as "mkostemps"
     fn mkostemps(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkostemps64" as "mkostemps"
     fn mkostemps64(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkdtemp" as "mkdtemp"
     fn mkdtemp(template: *mut c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
-        check [WRITE, Follow::Entry, AT_FDCWD, template, false];
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     /// Checked as the `O_TMPFILE` open of `P_tmpdir` glibc makes.
     "tmpfile" as "tmpfile"
     fn tmpfile() -> *mut FILE,
@@ -784,6 +800,16 @@ pub static CUSTOM: &[HookInfo] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_templates() {
+        assert_eq!(temp_access(c"d/tXXXXXX".as_ptr(), 0), WRITE);
+        assert_eq!(temp_access(c"XXXXXX.s".as_ptr(), 2), WRITE);
+        assert_eq!(temp_access(c"d/tXXXXX".as_ptr(), 0), META);
+        assert_eq!(temp_access(c"tXXXXXX.s".as_ptr(), 0), META);
+        assert_eq!(temp_access(c".s".as_ptr(), 2), META);
+        assert_eq!(temp_access(c"XXXXXX".as_ptr(), 7), META);
+    }
 
     #[test]
     fn shm_names() {
