@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 /// Symbols defined in C; they must appear in the library's dynamic table.
-const SHIM_SYMBOLS: &[&str] = &["open", "open64", "openat", "openat64", "syscall"];
+const SHIM_SYMBOLS: &[&str] = &[
+    "open", "open64", "openat", "openat64", "execl", "execle", "execlp", "dlopen", "syscall",
+];
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());

@@ -12,6 +12,7 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         crate::hooks_more::MORE,
     ),
     ("Written-out hooks", crate::hooks_more::CUSTOM),
+    ("exec and dlopen", crate::exec::EXEC_TABLE),
     ("syscall(2)", crate::syscall::SYSCALLS),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
 ];

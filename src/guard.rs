@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, Unresolved};
+use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved};
 use crate::trace::{Event, Sink};
 
 /// The loaded policy and where its trace lines go.
@@ -19,6 +19,10 @@ pub struct Guard {
     pub policy: Policy,
     /// The trace sink.
     pub sink: Sink,
+    /// Opens may be done here with one `openat2` (see [`open_fast`]): only
+    /// when the next `open` is libc's own, so another interposer loaded
+    /// after this library is never bypassed.
+    pub fast_open: bool,
 }
 
 const UNINIT: u8 = 0;
@@ -70,22 +74,36 @@ pub fn set_errno(e: c_int) {
 /// fail it. Never unwinds; a panic inside denies.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     let Some(g) = get() else { return Ok(()) };
+    if !targets.iter().any(|t| g.confines(t.access)) {
+        return Ok(());
+    }
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
     set_errno(saved);
-    r
+    // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
+    match r {
+        Err(AUDITED) => Ok(()),
+        r => r,
+    }
 }
 
+/// Internal "denied but audited" result: stops checking the call's second
+/// path, so one audited call writes one line, as in enforce mode.
+const AUDITED: c_int = 0;
+
 impl Guard {
-    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-        let confined = |t: &Target| match t.access {
+    /// Whether an access of this kind can be denied at all; when not, the
+    /// call goes straight through (metadata reads, by default).
+    #[inline]
+    fn confines(&self, access: Option<Access>) -> bool {
+        match access {
             None => self.policy.settings().hide_outside,
             Some(Access::Write) => true,
             Some(Access::Read | Access::Exec) => self.policy.confines_reads(),
-        };
-        if !targets.iter().any(confined) {
-            return Ok(());
         }
+    }
+
+    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
         if targets.len() == 1 {
@@ -100,6 +118,18 @@ impl Guard {
     }
 
     fn resolve(&self, call: &'static str, t: &Target, out: &mut PathBuf) -> Result<(), c_int> {
+        if !t.path.is_null() && t.follow != Follow::Fd {
+            // SAFETY: hooks pass the caller's path pointer, here non-NULL.
+            let path = unsafe { CStr::from_ptr(t.path) };
+            let mut raw = RawPath::new();
+            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some() {
+                match resolve::verify(&mut raw, t.follow) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(e)) => return Err(e.raw_os_error()),
+                    None => {}
+                }
+            }
+        }
         // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
         match unsafe { resolve::resolve(t.dirfd, t.path, t.follow, out) } {
             Ok(()) => Ok(()),
@@ -154,6 +184,20 @@ impl Guard {
         }
     }
 
+    /// Refuses a call for `rule` (trace line, report; audit lets it pass).
+    pub(crate) fn refuse(
+        &self,
+        call: &'static str,
+        access: Access,
+        path: &[u8],
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        match self.deny(call, access, path, None, rule) {
+            Err(AUDITED) => Ok(()),
+            r => r,
+        }
+    }
+
     fn deny(
         &self,
         call: &'static str,
@@ -180,12 +224,66 @@ impl Guard {
             rule,
             errno,
         });
-        if audit {
-            Ok(())
-        } else {
-            Err(errno)
+        crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
+        Err(if audit { AUDITED } else { errno })
+    }
+}
+
+/// The open fast path: when the path's lexical form is allowed, open it with
+/// `RESOLVE_NO_SYMLINKS` in one syscall, so the object opened is the object
+/// checked. `None`: not handled here (not ready, denied, a symlink on the
+/// way): the hook takes the general path, which resolves through the kernel
+/// and traces denials.
+pub fn open_fast(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> Option<c_int> {
+    let g = get()?;
+    if !g.fast_open {
+        return None;
+    }
+    let access = crate::hooks::open_access(flags)?;
+    if path.is_null() || (access != Access::Write && !g.policy.confines_reads()) {
+        return None;
+    }
+    let saved = errno();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: non-NULL, and the caller's C string.
+        let path = unsafe { CStr::from_ptr(path) };
+        let mut out = PathBuf::new();
+        let mut raw = RawPath::new();
+        resolve::lexical(dirfd, path, &mut out, &mut raw)?;
+        if !g.policy.decide(access, out.as_bytes()).allowed {
+            return None;
+        }
+        resolve::open_exact(&mut raw, flags, mode)
+    }))
+    .ok()
+    .flatten();
+    match r {
+        None => {
+            set_errno(saved);
+            None
+        }
+        Some(Ok(fd)) => {
+            set_errno(saved);
+            Some(std::os::fd::IntoRawFd::into_raw_fd(fd))
+        }
+        Some(Err(e)) => {
+            set_errno(e.raw_os_error());
+            Some(-1)
         }
     }
+}
+
+/// `__open_2` and friends abort on a mode-needing open; leave that to them.
+pub fn open_fast_fortified(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<c_int> {
+    if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        return None;
+    }
+    open_fast(dirfd, path, flags, 0)
 }
 
 /// Builds the guard from the process's starting environment.
@@ -240,6 +338,12 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
         settings.log.format,
         exe.map(|e| e.display().to_string()).unwrap_or_default(),
     )?;
+    let report_fd = vars
+        .iter()
+        .find(|(k, _)| k == "FSGUARD_REPORT_FD")
+        .and_then(|(_, v)| v.parse::<i32>().ok())
+        .filter(|&fd| crate::trace::report_init(fd));
+    crate::exec::init(&settings.to_frozen(), report_fd)?;
     let inherited = vars.iter().any(|(k, _)| k == "FSGUARD_POLICY");
     let implicit = settings.implicit && !inherited;
     if !inherited {
@@ -255,7 +359,84 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
     }
-    Ok(Guard { policy, sink })
+    Ok(Guard {
+        policy,
+        sink,
+        fast_open: next_open_is_libc(),
+    })
+}
+
+/// True when the `open` and `openat` after this library are libc's.
+fn next_open_is_libc() -> bool {
+    [c"open", c"openat", c"open64", c"openat64"]
+        .iter()
+        .all(|name| {
+            // SAFETY: dlsym and dladdr with valid C strings; dli_fname is a C
+            // string owned by the loader when dladdr succeeds.
+            unsafe {
+                let sym = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                let mut info: libc::Dl_info = std::mem::zeroed();
+                if sym.is_null() || libc::dladdr(sym, &mut info) == 0 || info.dli_fname.is_null() {
+                    return false;
+                }
+                let file = CStr::from_ptr(info.dli_fname).to_bytes();
+                let base = file.rsplit(|&b| b == b'/').next().unwrap_or(file);
+                base.starts_with(b"libc.so") || base.starts_with(b"libc-")
+            }
+        })
+}
+
+/// Tells a supervising `fsguard run` that the library really loaded: one
+/// byte on the inherited `FSGUARD_HANDSHAKE_FD`, which is then closed and
+/// dropped from the environment so no descendant answers for it.
+fn handshake(envp: *const *const c_char) {
+    let Some(v) = env_value(envp, b"FSGUARD_HANDSHAKE_FD=") else {
+        return;
+    };
+    // SAFETY: constructors run single-threaded; a C string literal.
+    unsafe { libc::unsetenv(c"FSGUARD_HANDSHAKE_FD".as_ptr()) };
+    let Some(fd) = std::str::from_utf8(v)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    else {
+        return;
+    };
+    if fd < 3 {
+        return;
+    }
+    // SAFETY: checked to be a socket or pipe before it is written and closed.
+    let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let Ok(st) = rustix::fs::fstat(b) else { return };
+    use rustix::fs::FileType;
+    if !matches!(
+        FileType::from_raw_mode(st.st_mode),
+        FileType::Socket | FileType::Fifo
+    ) {
+        return;
+    }
+    let _ = rustix::io::write(b, b"1");
+    // SAFETY: ours now; nothing else in the process knows the number.
+    drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+}
+
+/// The value of `name` (given with its `=`) in the starting environment.
+fn env_value(envp: *const *const c_char, name: &[u8]) -> Option<&'static [u8]> {
+    if envp.is_null() {
+        return None;
+    }
+    let mut p = envp;
+    // SAFETY: the loader's NULL-terminated envp of C strings, alive for the
+    // process's life.
+    unsafe {
+        while !(*p).is_null() {
+            let kv = CStr::from_ptr(*p).to_bytes();
+            if let Some(v) = kv.strip_prefix(name) {
+                return Some(v);
+            }
+            p = p.add(1);
+        }
+    }
+    None
 }
 
 /// The constructor: runs before `main`, fails the process closed on a bad
@@ -268,6 +449,7 @@ pub extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *
         return;
     }
     let saved = errno();
+    handshake(envp);
     let loaded = catch_unwind(|| load(envp))
         .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
     match loaded {

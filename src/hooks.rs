@@ -162,6 +162,7 @@ macro_rules! hooks {
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
+        $(, fast $fast:expr)?
         , fail $fail:expr
         , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
@@ -169,6 +170,9 @@ macro_rules! hooks {
             $(#[doc = $doc])*
             #[no_mangle]
             pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+                $(if let Some(r) = $fast {
+                    return r;
+                })?
                 let targets = [$(crate::guard::Target {
                     access: $access,
                     follow: $follow,
@@ -207,38 +211,46 @@ hooks! {
     "open" as "open"
     fn fsguard_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "open64" as "open"
     fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "openat" as "openat"
     fn fsguard_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
+        fast crate::guard::open_fast(dirfd, path, flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "openat64" as "openat"
     fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
+        fast crate::guard::open_fast(dirfd, path, flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     /// The fortified open (`_FORTIFY_SOURCE`) for calls without a mode.
     "__open_2" as "open"
     fn __open_2(path: *const c_char, flags: c_int) -> c_int,
+        fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64_2" as "open"
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
+        fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__openat_2" as "openat"
     fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        fast crate::guard::open_fast_fortified(dirfd, path, flags),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "__openat64_2" as "openat"
     fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        fast crate::guard::open_fast_fortified(dirfd, path, flags),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "creat" as "creat"

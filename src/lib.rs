@@ -14,6 +14,7 @@ mod real;
 pub mod guard;
 #[macro_use]
 pub mod hooks;
+pub mod exec;
 pub mod hooks_more;
 pub mod resolve;
 pub mod syscall;

@@ -173,7 +173,11 @@ fn resolve_cstr(
         Follow::Yes | Follow::Create | Follow::Fd => {
             match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => fd_path_of(fd.as_fd(), out),
-                Err(Errno::NOENT) => resolve_missing(d, bytes, follow == Follow::Create, out, 0),
+                // Only a create acts on a missing object; for the rest the
+                // kernel fails with ENOENT.
+                Err(Errno::NOENT) if follow == Follow::Create => {
+                    resolve_missing(d, bytes, true, out, 0)
+                }
                 Err(e) => Err(kernel_or_failed(e)),
             }
         }
@@ -353,9 +357,197 @@ fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     Ok(())
 }
 
+/// An absolute path as the kernel will walk it: the base (cwd or dirfd path)
+/// joined with the caller's path, unnormalized, NUL-terminated.
+pub struct RawPath {
+    buf: [MaybeUninit<u8>; 4097],
+    len: usize,
+}
+
+impl RawPath {
+    /// An empty buffer.
+    pub const fn new() -> RawPath {
+        RawPath {
+            buf: [MaybeUninit::uninit(); 4097],
+            len: 0,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the first `len` bytes are written.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    fn push(&mut self, b: &[u8]) -> bool {
+        if self.len + b.len() >= self.buf.len() {
+            return false;
+        }
+        for (slot, v) in self.buf[self.len..self.len + b.len()].iter_mut().zip(b) {
+            slot.write(*v);
+        }
+        self.len += b.len();
+        true
+    }
+
+    /// The first `n` bytes as a C string (a NUL is written after them).
+    fn c_prefix(&mut self, n: usize) -> &CStr {
+        self.buf[n].write(0);
+        // SAFETY: bytes 0..n are written and contain no NUL (they come from
+        // C strings and getcwd/readlink output); byte n is the NUL.
+        unsafe {
+            CStr::from_bytes_with_nul_unchecked(std::slice::from_raw_parts(
+                self.buf.as_ptr().cast::<u8>(),
+                n + 1,
+            ))
+        }
+    }
+
+    /// The whole path as a C string.
+    pub fn as_cstr(&mut self) -> &CStr {
+        self.c_prefix(self.len)
+    }
+}
+
+/// The fast path: joins `path` to its base (nothing for an absolute path, the
+/// cwd, or the dirfd's path) into `raw`, and folds `.`/`..` lexically into
+/// `out`. Lexical folding equals the kernel's walk exactly when no symlink is
+/// crossed, which the caller proves with `RESOLVE_NO_SYMLINKS` ([`verify`],
+/// or an `openat2` that does the real work). `None`: take the slow path.
+pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) -> Option<()> {
+    let bytes = path.to_bytes();
+    if bytes.is_empty() {
+        return None;
+    }
+    raw.len = 0;
+    if bytes[0] != b'/' {
+        if dirfd == libc::AT_FDCWD {
+            // SAFETY: getcwd writes at most `len` bytes into our buffer; it
+            // makes one syscall and is not hooked.
+            let p = unsafe { libc::getcwd(raw.buf.as_mut_ptr().cast(), raw.buf.len() - 1) };
+            if p.is_null() {
+                return None;
+            }
+            // SAFETY: getcwd NUL-terminated what it wrote.
+            raw.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
+        } else {
+            fd_path(dirfd, out).ok()?;
+            let base = out.as_bytes();
+            if base.first() != Some(&b'/') || !raw.push(base) {
+                return None;
+            }
+        }
+        if raw.bytes().first() != Some(&b'/') || !raw.push(b"/") {
+            return None;
+        }
+    }
+    if !raw.push(bytes) {
+        return None;
+    }
+    // Fold into `out`.
+    out.len = 0;
+    let raw_bytes = raw.bytes();
+    for comp in raw_bytes.split(|&b| b == b'/') {
+        match comp {
+            b"" | b"." => {}
+            b".." => {
+                let cur = out.as_bytes();
+                out.len = cur.iter().rposition(|&b| b == b'/').unwrap_or(0);
+            }
+            name => {
+                if out.len + 1 + name.len() > PATH_CAP {
+                    return None;
+                }
+                let at = out.len;
+                out.put(at, b"/");
+                out.put(at + 1, name);
+                out.len = at + 1 + name.len();
+            }
+        }
+    }
+    if out.len == 0 {
+        out.put(0, b"/");
+        out.len = 1;
+    }
+    Some(())
+}
+
+/// Proves a lexical resolution exact: no symlink on the way (`Entry`: to the
+/// parent; otherwise to the object itself). `Some(Ok)`: exact; a missing
+/// component proves it too for entries and creates, which the kernel makes
+/// exactly there. `Some(Err(ENOENT))`: the object must exist and does not,
+/// so the kernel fails the call. `None`: take the slow path.
+pub fn verify(raw: &mut RawPath, follow: Follow) -> Option<Result<(), Errno>> {
+    let how = OFlags::PATH | OFlags::CLOEXEC;
+    let no_links = rustix::fs::ResolveFlags::NO_SYMLINKS;
+    let target: &CStr = match follow {
+        Follow::Fd => return None,
+        Follow::Yes | Follow::Create => raw.as_cstr(),
+        Follow::Entry => {
+            let (parent, name) = split(raw.bytes())?;
+            if name == b"." || name == b".." {
+                return None;
+            }
+            let n = parent.len();
+            raw.c_prefix(n)
+        }
+    };
+    match rustix::fs::openat2(CWD, target, how, Mode::empty(), no_links) {
+        Ok(_) => Some(Ok(())),
+        Err(Errno::NOENT) if follow == Follow::Yes => Some(Err(Errno::NOENT)),
+        Err(Errno::NOENT) => Some(Ok(())),
+        Err(_) => None,
+    }
+}
+
+/// Opens `raw` with the caller's flags, refusing to cross a symlink, so the
+/// object opened is the one whose lexical path was checked. `None`: a
+/// symlink was in the way (or openat2 is unavailable): take the slow path.
+pub fn open_exact(raw: &mut RawPath, flags: i32, mode: u32) -> Option<Result<OwnedFd, Errno>> {
+    let needs_mode = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    let mode = if needs_mode { mode & 0o7777 } else { 0 };
+    let oflags = OFlags::from_bits_retain(flags as u32);
+    match rustix::fs::openat2(
+        CWD,
+        raw.as_cstr(),
+        oflags,
+        Mode::from_raw_mode(mode),
+        rustix::fs::ResolveFlags::NO_SYMLINKS,
+    ) {
+        Ok(fd) => Some(Ok(fd)),
+        // ELOOP: a symlink; EXDEV/EINVAL/E2BIG/ENOSYS/EAGAIN: openat2 itself.
+        Err(
+            Errno::LOOP | Errno::XDEV | Errno::INVAL | Errno::TOOBIG | Errno::NOSYS | Errno::AGAIN,
+        ) => None,
+        Err(Errno::PERM) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lexical_folds_like_a_symlink_free_walk() {
+        let mut out = PathBuf::new();
+        let mut raw = RawPath::new();
+        let f = |p: &CStr, out: &mut PathBuf, raw: &mut RawPath| {
+            lexical(libc::AT_FDCWD, p, out, raw).map(|_| out.as_bytes().to_vec())
+        };
+        assert_eq!(
+            f(c"/a/./b//c/../d/", &mut out, &mut raw),
+            Some(b"/a/b/d".to_vec())
+        );
+        assert_eq!(f(c"/../..", &mut out, &mut raw), Some(b"/".to_vec()));
+        assert_eq!(f(c"/", &mut out, &mut raw), Some(b"/".to_vec()));
+        let cwd = std::env::current_dir().unwrap();
+        let want = cwd.join("x");
+        assert_eq!(
+            f(c"./x", &mut out, &mut raw),
+            Some(want.as_os_str().as_encoded_bytes().to_vec())
+        );
+        assert_eq!(f(c"", &mut out, &mut raw), None);
+    }
 
     #[test]
     fn split_names() {

@@ -13,7 +13,6 @@ use crate::hooks::{at_follow, link_follow, open_access, open_follow, CheckInfo, 
 use crate::hooks_more::{check_bind, checked_handle_fd, entry_or_fd, fd_arg};
 use crate::resolve::Follow;
 
-const READ_EXEC: Option<Access> = Some(Access::Exec);
 const WRITE: Option<Access> = Some(Access::Write);
 const META: Option<Access> = None;
 
@@ -79,9 +78,9 @@ use libc::{
     SYS_unlink, SYS_utime, SYS_utimes,
 };
 use libc::{
-    SYS_execve, SYS_execveat, SYS_faccessat, SYS_faccessat2, SYS_fchmod, SYS_fchmodat, SYS_fchown,
-    SYS_fchownat, SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr, SYS_lgetxattr, SYS_linkat,
-    SYS_listxattr, SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mkdirat, SYS_mknodat,
+    SYS_faccessat, SYS_faccessat2, SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat,
+    SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr, SYS_lgetxattr, SYS_linkat, SYS_listxattr,
+    SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mkdirat, SYS_mknodat,
     SYS_name_to_handle_at, SYS_newfstatat, SYS_openat, SYS_readlinkat, SYS_removexattr,
     SYS_renameat, SYS_renameat2, SYS_setxattr, SYS_statfs, SYS_statx, SYS_symlinkat, SYS_truncate,
     SYS_unlinkat, SYS_utimensat,
@@ -147,9 +146,6 @@ syscalls! {
     SYS_removexattr as "removexattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
     SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
-    // Executing a file reads it.
-    SYS_execve as "execve" => [READ_EXEC, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_execveat as "execveat" => [READ_EXEC, at_follow(i(e), p(b)), i(a), p(b), false];
     #[cfg(target_arch = "x86_64")]
     SYS_stat as "stat" => [META, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
@@ -184,6 +180,26 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
         }],
     },
     HookInfo {
+        symbol: "syscall(SYS_execve)",
+        call: "execve",
+        checks: &[CheckInfo {
+            access: "EXEC",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "arg1, through the execve hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_execveat)",
+        call: "execveat",
+        checks: &[CheckInfo {
+            access: "EXEC",
+            follow: "at_follow(i(e), p(b))",
+            dirfd: "i(a)",
+            path: "arg2, through the execveat hook",
+        }],
+    },
+    HookInfo {
         symbol: "syscall(SYS_bind)",
         call: "bind",
         checks: &[CheckInfo {
@@ -204,6 +220,8 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
         }],
     },
 ];
+
+type Argv = *const *const c_char;
 
 type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
 
@@ -234,6 +252,16 @@ pub extern "C" fn fsguard_syscall(
         // openat2's RESOLVE_* flags change how the path resolves; rather
         // than guess, say it does not exist so callers use openat.
         libc::SYS_openat2 if guard::get().is_some() => Err(libc::ENOSYS),
+        // The exec hooks check the file and keep the guard in the child's
+        // environment; they call libc's execve, the same system call.
+        libc::SYS_execve => {
+            // SAFETY: the caller's execve arguments.
+            return unsafe { crate::exec::execve(p(a), b as Argv, c as Argv) }.into();
+        }
+        libc::SYS_execveat => {
+            // SAFETY: the caller's execveat arguments.
+            return unsafe { crate::exec::execveat(i(a), p(b), c as Argv, d as Argv, i(e)) }.into();
+        }
         libc::SYS_bind => check_bind(a as *const libc::sockaddr, b as libc::socklen_t),
         libc::SYS_open_by_handle_at => {
             let fd = real_syscall(nr, args);

@@ -113,16 +113,18 @@ impl Sink {
         self.reopen().ok()
     }
 
+    /// The fd lines go to; `None` when logging is off.
+    fn out_fd(&self) -> Option<i32> {
+        match self.target {
+            LogTarget::Off => None,
+            LogTarget::Stderr => Some(2),
+            LogTarget::File(_) => Some(self.file_fd().unwrap_or(2)),
+        }
+    }
+
     /// Writes one line.
     pub fn emit(&self, ev: &Event<'_>) {
-        let fd = match self.target {
-            LogTarget::Off => return,
-            LogTarget::Stderr => 2,
-            LogTarget::File(_) => match self.file_fd() {
-                Some(fd) => fd,
-                None => 2,
-            },
-        };
+        let Some(fd) = self.out_fd() else { return };
         let mut line = Line::new();
         match self.format {
             LogFormat::Text => text(&mut line, ev),
@@ -134,21 +136,113 @@ impl Sink {
         let _ = rustix::io::write(b, line.as_bytes());
     }
 
-    /// Writes a free-form notice (`[fsguard] …`) to the log.
-    pub fn notice(&self, msg: &str) {
-        if matches!(self.target, LogTarget::Off) {
-            return;
-        }
+    /// Reports an exec the library cannot follow (`kind`: `static` or
+    /// `setid`) that goes ahead: `[fsguard] unguarded exec static path=…`.
+    pub fn unguarded(&self, call: &str, kind: &str, path: &[u8]) {
+        let Some(fd) = self.out_fd() else { return };
         let mut line = Line::new();
-        let _ = write!(line, "[fsguard] {msg}");
+        match self.format {
+            LogFormat::Text => {
+                let _ = write!(line, "[fsguard] unguarded exec {kind} path=");
+                value(&mut line, path);
+                let _ = write!(line, " call={call}");
+            }
+            LogFormat::Json => {
+                let ev = Event {
+                    event: "unguarded",
+                    call,
+                    access: Access::Exec,
+                    path,
+                    dest: None,
+                    rule: Rule::Unguarded(kind),
+                    errno: 0,
+                };
+                json(&mut line, &ev, &self.exe);
+            }
+        }
         line.finish();
-        let fd = match self.target {
-            LogTarget::File(_) => self.file_fd().unwrap_or(2),
-            _ => 2,
-        };
         // SAFETY: as in `emit`.
         let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, line.as_bytes());
     }
+
+    /// Writes a free-form notice (`[fsguard] …`) to the log.
+    pub fn notice(&self, msg: &str) {
+        let Some(fd) = self.out_fd() else { return };
+        let mut line = Line::new();
+        let _ = write!(line, "[fsguard] {msg}");
+        line.finish();
+        // SAFETY: as in `emit`.
+        let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, line.as_bytes());
+    }
+}
+
+/// The supervisor's report pipe (`FSGUARD_REPORT_FD`, set by `fsguard run`):
+/// one short line per denial, so the CLI can summarise at exit. Like the
+/// log fd, it is checked to still be the pipe we were given before each write.
+static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+static REPORT_DEV: AtomicU64 = AtomicU64::new(0);
+static REPORT_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Adopts `fd` as the report pipe if it is one.
+pub fn report_init(fd: i32) -> bool {
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: fstat only; a closed fd answers EBADF.
+    let Ok(st) = rustix::fs::fstat(unsafe { BorrowedFd::borrow_raw(fd) }) else {
+        return false;
+    };
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Fifo {
+        return false;
+    }
+    REPORT_DEV.store(st.st_dev, Ordering::Relaxed);
+    REPORT_INO.store(st.st_ino, Ordering::Relaxed);
+    REPORT_FD.store(fd, Ordering::Release);
+    true
+}
+
+/// The report fd, if there is one (for children's environment).
+pub fn report_fd() -> Option<i32> {
+    let fd = REPORT_FD.load(Ordering::Acquire);
+    (fd >= 0).then_some(fd)
+}
+
+/// Sends `<event> <call> <access> <path>` to the supervisor, in one write of
+/// at most PIPE_BUF bytes (atomic, never interleaved).
+pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
+    let Some(fd) = report_fd() else { return };
+    // SAFETY: fstat only.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    match rustix::fs::fstat(b) {
+        Ok(st)
+            if st.st_dev == REPORT_DEV.load(Ordering::Relaxed)
+                && st.st_ino == REPORT_INO.load(Ordering::Relaxed) => {}
+        _ => return,
+    }
+    let mut buf = [0u8; 4096];
+    let mut n = 0;
+    for part in [
+        event.as_bytes(),
+        b" ",
+        call.as_bytes(),
+        b" ",
+        access.as_str().as_bytes(),
+        b" ",
+        path,
+    ] {
+        let take = part.len().min(buf.len() - 1 - n);
+        buf[n..n + take].copy_from_slice(&part[..take]);
+        n += take;
+    }
+    for c in &mut buf[..n] {
+        if *c == b'\n' {
+            *c = b'?';
+        }
+    }
+    buf[n] = b'\n';
+    // The supervisor made the pipe non-blocking: a full pipe drops the line
+    // rather than stall the program.
+    let _ = rustix::io::write(b, &buf[..=n]);
 }
 
 /// A line being built in a fixed buffer; what does not fit is cut with `…`.

@@ -1,13 +1,14 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
+mod run;
+
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use fsguard_policy::{
     canonical_prefix, Access, Builder, Context, ListKind, LogFormat, LogTarget, Mode, Policy,
-    Settings,
+    Settings, UnguardedExec,
 };
 
 /// Exit status for fsguard's own failures (bad policy, library missing).
@@ -28,6 +29,13 @@ options:
   --audit                  log what would be blocked, block nothing
   --log stderr|off|FILE    where trace lines go
   --log-format text|json   trace format
+  --unguarded-exec warn|deny|allow
+                           exec of a static program the library cannot follow
+run options:
+  --landlock[=required]    also confine writes with Landlock (static programs too)
+  --timeout SECS           SIGTERM after SECS, SIGKILL after a grace period; exit 124
+  --keep-tmp               keep the command's private TMPDIR
+  --quiet                  no summary of blocked accesses at exit
 ";
 
 fn main() -> ExitCode {
@@ -47,6 +55,7 @@ struct Cli {
     config: Option<PathBuf>,
     flags: Vec<Flag>,
     rest: Vec<OsString>,
+    run: run::RunOptions,
 }
 
 /// A policy flag, applied over the config and the environment in order.
@@ -57,6 +66,7 @@ enum Flag {
     Audit,
     Log(String),
     LogFormat(LogFormat),
+    UnguardedExec(UnguardedExec),
 }
 
 fn parse(args: Vec<OsString>) -> Result<Cli, String> {
@@ -75,6 +85,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
         config: None,
         flags: Vec::new(),
         rest: Vec::new(),
+        run: run::RunOptions::default(),
     };
     let mut args: Vec<OsString> = it.collect();
     args.reverse();
@@ -126,6 +137,14 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
                     "json" => LogFormat::Json,
                     v => return Err(format!("--log-format: bad value {v:?} (text, json)")),
                 })),
+            "--unguarded-exec" => {
+                let v = value(&mut args)?;
+                let u = UnguardedExec::parse(&v).ok_or_else(|| {
+                    format!("--unguarded-exec: bad value {v:?} (warn, deny, allow)")
+                })?;
+                cli.flags.push(Flag::UnguardedExec(u));
+            }
+            _ if run::parse_option(&mut cli.run, &name, inline.as_deref(), &mut args)? => {}
             _ if s.starts_with('-') && s.len() > 1 => {
                 return Err(format!("unknown option {s}\n{USAGE}"))
             }
@@ -175,6 +194,9 @@ fn settings(cli: &Cli) -> Result<Settings, String> {
             Flag::LogFormat(f) => {
                 b.log_format(*f);
             }
+            Flag::UnguardedExec(u) => {
+                b.unguarded_exec(*u);
+            }
         }
     }
     b.finish().map_err(|e| e.to_string())
@@ -183,94 +205,10 @@ fn settings(cli: &Cli) -> Result<Settings, String> {
 fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
     let cli = parse(args)?;
     match cli.command.as_str() {
-        "run" => cmd_run(&cli),
+        "run" => run::cmd_run(&cli),
         "check" => cmd_check(&cli),
         "explain" => cmd_explain(&cli),
         other => Err(format!("unknown command {other:?}\n{USAGE}")),
-    }
-}
-
-/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`.
-fn find_library() -> Result<PathBuf, String> {
-    let name = if cfg!(target_os = "macos") {
-        "libfsguard.dylib"
-    } else {
-        "libfsguard.so"
-    };
-    let candidates: Vec<PathBuf> = match std::env::var_os("FSGUARD_LIB") {
-        Some(p) => vec![PathBuf::from(p)],
-        None => {
-            let exe = std::env::current_exe().map_err(|e| format!("cannot locate fsguard: {e}"))?;
-            let dir = exe.parent().unwrap_or(Path::new("/")).to_path_buf();
-            vec![dir.join(name), dir.join("../lib").join(name)]
-        }
-    };
-    for c in &candidates {
-        if let Ok(bytes) = std::fs::read(c).map(|b| b.get(..4).map(<[u8]>::to_vec)) {
-            let elf = bytes.as_deref() == Some(b"\x7fELF");
-            let macho = bytes
-                .as_deref()
-                .is_some_and(|b| b[..3] == [0xcf, 0xfa, 0xed]);
-            if !(elf || macho) {
-                return Err(format!("{} is not a shared library", c.display()));
-            }
-            return std::fs::canonicalize(c).map_err(|e| format!("{}: {e}", c.display()));
-        }
-    }
-    Err(format!(
-        "library not found (looked at {}); set FSGUARD_LIB",
-        candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
-}
-
-fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
-    let Some((program, args)) = cli.rest.split_first() else {
-        return Err(format!("run: no command given\n{USAGE}"));
-    };
-    let settings = settings(cli)?;
-    Policy::new(settings.clone()).map_err(|e| e.to_string())?;
-    let lib = find_library()?;
-    let var = if cfg!(target_os = "macos") {
-        "DYLD_INSERT_LIBRARIES"
-    } else {
-        "LD_PRELOAD"
-    };
-    let mut preload = OsString::from(lib.as_os_str());
-    if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        preload.push(":");
-        preload.push(old);
-    }
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env(var, preload)
-        .env("FSGUARD_POLICY", settings.to_frozen());
-    let status = match cmd.spawn() {
-        Ok(mut child) => child.wait().map_err(|e| format!("wait: {e}"))?,
-        Err(e) => {
-            let name = program.to_string_lossy();
-            let code = match e.kind() {
-                std::io::ErrorKind::NotFound => 127,
-                _ => 126,
-            };
-            eprintln!("fsguard: {name}: {e}");
-            return Ok(ExitCode::from(code));
-        }
-    };
-    Ok(ExitCode::from(exit_code(status)))
-}
-
-/// The command's status; 128+N when killed by signal N.
-fn exit_code(status: std::process::ExitStatus) -> u8 {
-    if let Some(code) = status.code() {
-        code as u8
-    } else if let Some(sig) = status.signal() {
-        (128 + sig) as u8
-    } else {
-        EXIT_FSGUARD
     }
 }
 
@@ -281,6 +219,7 @@ fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
     let s = settings(cli)?;
     Policy::new(s.clone()).map_err(|e| e.to_string())?;
     print!("{}", describe(&s));
+    print!("{}", run::tmpdir_note(&s));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -30,6 +30,9 @@ pub enum Rule<'a> {
     Default,
     /// The path could not be resolved; the library fails closed.
     Unresolved,
+    /// An exec the library cannot follow (`static` or `setid` program),
+    /// refused by `unguarded_exec = "deny"`.
+    Unguarded(&'a str),
 }
 
 impl fmt::Display for Rule<'_> {
@@ -49,6 +52,7 @@ impl fmt::Display for Rule<'_> {
             Rule::System(p) => write!(f, "system:{}", Quoted(p)),
             Rule::Default => f.write_str("default"),
             Rule::Unresolved => f.write_str("unresolved"),
+            Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
         }
     }
 }
@@ -111,12 +115,14 @@ pub struct Policy {
     secrets: PatternSet,
     system: PatternSet,
     devices: PatternSet,
+    reads_confined: bool,
 }
 
 impl Policy {
     /// Compiles settings.
     pub fn new(settings: Settings) -> Result<Policy, Error> {
-        Ok(Policy {
+        let mut p = Policy {
+            reads_confined: false,
             root: settings
                 .root
                 .as_ref()
@@ -136,7 +142,12 @@ impl Policy {
             },
             devices: PatternSet::new(DEVICES).map_err(Error::new)?,
             settings,
-        })
+        };
+        p.reads_confined = p.root.is_some()
+            || !p.read.deny.is_empty()
+            || !p.read.deny_always.is_empty()
+            || !p.secrets.is_empty();
+        Ok(p)
     }
 
     /// The settings this policy was compiled from.
@@ -155,11 +166,9 @@ impl Policy {
     }
 
     /// False when no read can be denied, so reads need not be resolved.
+    #[inline]
     pub fn confines_reads(&self) -> bool {
-        self.root.is_some()
-            || !self.read.deny.is_empty()
-            || !self.read.deny_always.is_empty()
-            || !self.secrets.is_empty()
+        self.reads_confined
     }
 
     /// Decides one access to a resolved path (absolute and canonical, or an

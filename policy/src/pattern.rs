@@ -1,31 +1,105 @@
-//! Compiled path patterns: plain paths match by components, globs by one DFA.
+//! Compiled path patterns: plain paths match by components, globs by
+//! components too, indexed by their literal prefix.
 //!
-//! A plain path (no glob syntax) covers itself and everything beneath it; it is
-//! looked up per ancestor of the candidate, so the cost does not grow with the
-//! number of rules and no plain rule costs a regex. All globs of one list are
-//! compiled into a single dense DFA at load: searching it takes no lock and
-//! allocates nothing, so it is safe in a forked child or a signal handler.
+//! A pattern covers what it names and everything beneath it. A plain path
+//! (no glob syntax) is looked up per ancestor of the candidate, so its cost
+//! does not grow with the number of rules and it never costs a regex. A glob
+//! is split into components (`**` matches any number of them; `*`, `?` and
+//! `[..]` stay within one) and filed under its literal leading directory:
+//! only globs filed under an ancestor of the candidate are tried. Matching
+//! allocates nothing and takes no lock, so it is safe in a forked child or a
+//! signal handler, and compiling costs next to nothing at process start.
 
 use std::collections::HashMap;
 
-use regex_automata::dfa::{dense, Automaton};
-use regex_automata::{Anchored, Input, MatchKind};
-
 use crate::is_within;
 
-/// Plain-path lists longer than this are looked up through a hash map.
+/// Lists longer than this are looked up through a hash map.
 const LINEAR_MAX: usize = 8;
+
+/// Brace expansions one pattern may produce.
+const MAX_EXPANSIONS: usize = 1024;
+
+/// One component of a glob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Comp {
+    /// Matches exactly this name.
+    Literal(Box<[u8]>),
+    /// `*`, `?`, `[..]` within one name.
+    Wild(Box<[u8]>),
+    /// `**`: any number of names, none included.
+    AnyDepth,
+}
+
+#[derive(Clone, Debug)]
+struct Glob {
+    /// Components after the literal prefix.
+    rest: Box<[Comp]>,
+    source: usize,
+}
+
+/// Entries keyed by a directory path: a short list, or a map when long.
+#[derive(Clone, Debug, Default)]
+struct ByPrefix<T> {
+    list: Vec<(Box<[u8]>, T)>,
+    map: HashMap<Box<[u8]>, usize>,
+}
+
+impl<T> ByPrefix<T> {
+    fn entry(&mut self, key: &[u8], new: impl FnOnce() -> T) -> &mut T {
+        let i = match self.map.get(key) {
+            Some(&i) => i,
+            None => {
+                self.list.push((key.into(), new()));
+                self.map.insert(key.into(), self.list.len() - 1);
+                self.list.len() - 1
+            }
+        };
+        &mut self.list[i].1
+    }
+
+    /// Visits the entries whose key is `path` or an ancestor of it, nearest
+    /// first for the map, in insertion order for the short list.
+    fn find<'a, R>(
+        &'a self,
+        path: &[u8],
+        mut f: impl FnMut(&'a [u8], &'a T) -> Option<R>,
+    ) -> Option<R> {
+        if self.list.is_empty() {
+            return None;
+        }
+        if self.list.len() <= LINEAR_MAX {
+            return self
+                .list
+                .iter()
+                .filter(|(k, _)| is_within(path, k))
+                .find_map(|(k, v)| f(k, v));
+        }
+        let mut end = path.len();
+        loop {
+            let key: &[u8] = if end == 0 { b"/" } else { &path[..end] };
+            if let Some(&i) = self.map.get(key) {
+                let (k, v) = &self.list[i];
+                if let Some(r) = f(k, v) {
+                    return Some(r);
+                }
+            }
+            if end == 0 {
+                return None;
+            }
+            end = path[..end].iter().rposition(|&b| b == b'/').unwrap_or(0);
+        }
+    }
+}
 
 /// A compiled list of patterns.
 #[derive(Clone, Debug, Default)]
 pub struct PatternSet {
     sources: Vec<String>,
-    /// Plain paths, with the index of their source.
-    plain: Vec<(Box<[u8]>, usize)>,
-    plain_map: HashMap<Box<[u8]>, usize>,
-    dfa: Option<dense::DFA<Vec<u32>>>,
-    /// DFA pattern id -> source index.
-    glob_source: Vec<usize>,
+    /// Plain paths -> source index.
+    plain: ByPrefix<usize>,
+    /// Literal glob prefixes -> the globs filed under them.
+    globs: ByPrefix<Vec<Glob>>,
 }
 
 /// True when `s` uses glob syntax.
@@ -42,7 +116,6 @@ impl PatternSet {
         S: AsRef<str>,
     {
         let mut set = PatternSet::default();
-        let mut regexes = Vec::new();
         for p in patterns {
             let p = p.as_ref();
             if !p.starts_with('/') {
@@ -50,39 +123,36 @@ impl PatternSet {
             }
             let idx = set.sources.len();
             set.sources.push(p.to_string());
-            if has_glob_meta(p) {
-                // A glob covers what it names and everything beneath it.
-                for g in [p.to_string(), format!("{}/**", p.trim_end_matches('/'))] {
-                    let glob = globset::GlobBuilder::new(&g)
-                        .literal_separator(true)
-                        .backslash_escape(true)
-                        .empty_alternates(true)
-                        .build()
-                        .map_err(|e| format!("bad glob {p:?}: {}", e.kind()))?;
-                    regexes.push(glob.regex().to_string());
-                    set.glob_source.push(idx);
-                }
-            } else {
+            if !has_glob_meta(p) {
                 let plain = normalize_plain(p);
-                set.plain_map.entry(plain.clone().into()).or_insert(idx);
-                set.plain.push((plain.into(), idx));
+                set.plain.entry(&plain, || idx);
+                continue;
             }
-        }
-        if !regexes.is_empty() {
-            let dfa = dense::Builder::new()
-                .configure(
-                    dense::Config::new()
-                        .match_kind(MatchKind::All)
-                        .start_kind(regex_automata::dfa::StartKind::Anchored),
-                )
-                .syntax(
-                    regex_automata::util::syntax::Config::new()
-                        .unicode(false)
-                        .utf8(false),
-                )
-                .build_many(&regexes)
-                .map_err(|e| format!("cannot compile globs: {e}"))?;
-            set.dfa = Some(dfa);
+            let mut expanded = Vec::new();
+            expand_braces(p.as_bytes(), &mut expanded)
+                .map_err(|e| format!("bad glob {p:?}: {e}"))?;
+            for e in expanded {
+                let comps = compile(&e).map_err(|err| format!("bad glob {p:?}: {err}"))?;
+                let lit = comps
+                    .iter()
+                    .take_while(|c| matches!(c, Comp::Literal(_)))
+                    .count();
+                let mut prefix = Vec::new();
+                for c in &comps[..lit] {
+                    if let Comp::Literal(name) = c {
+                        prefix.push(b'/');
+                        prefix.extend_from_slice(name);
+                    }
+                }
+                if prefix.is_empty() {
+                    prefix.push(b'/');
+                }
+                let glob = Glob {
+                    rest: comps[lit..].into(),
+                    source: idx,
+                };
+                set.globs.entry(&prefix, Vec::new).push(glob);
+            }
         }
         Ok(set)
     }
@@ -99,53 +169,27 @@ impl PatternSet {
 
     /// The first pattern that covers `path`, if any.
     pub fn find(&self, path: &[u8]) -> Option<&str> {
-        if let Some(i) = self.find_plain(path) {
+        if let Some(i) = self.plain.find(path, |_, &i| Some(i)) {
             return Some(&self.sources[i]);
         }
-        let dfa = self.dfa.as_ref()?;
-        let input = Input::new(path).anchored(Anchored::Yes);
-        match dfa.try_search_fwd(&input) {
-            Ok(Some(m)) => Some(&self.sources[self.glob_source[m.pattern().as_usize()]]),
-            Ok(None) => None,
-            // A dense DFA without quit bytes or Unicode word boundaries never
-            // gives up; if it did, no answer is safe, and the library turns a
-            // panic into a denial.
-            Err(e) => panic!("glob search failed: {e}"),
-        }
+        let i = self.globs.find(path, |prefix, globs| {
+            let rest = if prefix == b"/" {
+                &path[1..]
+            } else {
+                &path[prefix.len()..]
+            };
+            let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+            globs
+                .iter()
+                .find(|g| match_comps(&g.rest, rest))
+                .map(|g| g.source)
+        })?;
+        Some(&self.sources[i])
     }
 
     /// True when some pattern covers `path`.
     pub fn matches(&self, path: &[u8]) -> bool {
         self.find(path).is_some()
-    }
-
-    fn find_plain(&self, path: &[u8]) -> Option<usize> {
-        if self.plain.is_empty() {
-            return None;
-        }
-        if self.plain.len() <= LINEAR_MAX {
-            return self
-                .plain
-                .iter()
-                .find(|(p, _)| is_within(path, p))
-                .map(|(_, i)| *i);
-        }
-        // One lookup per ancestor: flat in the number of rules.
-        if let Some(i) = self.plain_map.get(path) {
-            return Some(*i);
-        }
-        let mut end = path.len();
-        while let Some(slash) = path[..end].iter().rposition(|&b| b == b'/') {
-            let ancestor: &[u8] = if slash == 0 { b"/" } else { &path[..slash] };
-            if let Some(i) = self.plain_map.get(ancestor) {
-                return Some(*i);
-            }
-            if slash == 0 {
-                break;
-            }
-            end = slash;
-        }
-        None
     }
 }
 
@@ -157,6 +201,253 @@ fn normalize_plain(p: &str) -> Vec<u8> {
     } else {
         t.as_bytes().to_vec()
     }
+}
+
+/// Expands `{a,b}` alternatives (nested allowed; `\{` is literal).
+fn expand_braces(p: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), String> {
+    let mut i = 0;
+    let mut open = None;
+    while i < p.len() {
+        match p[i] {
+            b'\\' => i += 1,
+            b'{' => {
+                open = Some(i);
+                break;
+            }
+            b'}' => return Err("unmatched '}'".into()),
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(start) = open else {
+        out.push(p.to_vec());
+        return Ok(());
+    };
+    // Find the matching close and the top-level commas.
+    let (mut depth, mut j, mut commas) = (0usize, start, Vec::new());
+    let end = loop {
+        j += 1;
+        match p.get(j) {
+            None => return Err("unclosed '{'".into()),
+            Some(b'\\') => j += 1,
+            Some(b'{') => depth += 1,
+            Some(b'}') if depth == 0 => break j,
+            Some(b'}') => depth -= 1,
+            Some(b',') if depth == 0 => commas.push(j),
+            _ => {}
+        }
+    };
+    let mut bounds = vec![start];
+    bounds.extend(commas);
+    bounds.push(end);
+    for w in bounds.windows(2) {
+        let mut alt = p[..start].to_vec();
+        alt.extend_from_slice(&p[w[0] + 1..w[1]]);
+        alt.extend_from_slice(&p[end + 1..]);
+        expand_braces(&alt, out)?;
+        if out.len() > MAX_EXPANSIONS {
+            return Err(format!("more than {MAX_EXPANSIONS} alternatives"));
+        }
+    }
+    Ok(())
+}
+
+/// Splits an absolute, brace-free glob into components.
+fn compile(p: &[u8]) -> Result<Vec<Comp>, String> {
+    let mut comps = Vec::new();
+    for c in p.split(|&b| b == b'/') {
+        if c.is_empty() {
+            continue;
+        }
+        if c == b"**" {
+            if comps.last() != Some(&Comp::AnyDepth) {
+                comps.push(Comp::AnyDepth);
+            }
+        } else if c.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\')) {
+            check_wild(c)?;
+            if c.contains(&b'\\') && !c.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+                comps.push(Comp::Literal(unescape(c).into()));
+            } else {
+                comps.push(Comp::Wild(c.into()));
+            }
+        } else {
+            comps.push(Comp::Literal(c.into()));
+        }
+    }
+    Ok(comps)
+}
+
+fn unescape(c: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(c.len());
+    let mut it = c.iter();
+    while let Some(&b) = it.next() {
+        if b == b'\\' {
+            if let Some(&n) = it.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(b);
+        }
+    }
+    out
+}
+
+fn check_wild(c: &[u8]) -> Result<(), String> {
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            b'\\' if i + 1 >= c.len() => return Err("dangling '\\'".into()),
+            b'\\' => i += 1,
+            b'[' => {
+                class_end(c, i).ok_or("unclosed '['")?;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Index of the `]` closing the class opened at `open`.
+fn class_end(c: &[u8], open: usize) -> Option<usize> {
+    let mut j = open + 1;
+    if matches!(c.get(j), Some(b'!' | b'^')) {
+        j += 1;
+    }
+    if c.get(j) == Some(&b']') {
+        j += 1;
+    }
+    while j < c.len() {
+        match c[j] {
+            b'\\' => j += 1,
+            b']' => return Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// Matches glob components against the rest of a path (no leading slash).
+/// Running out of pattern matches: a pattern covers what lies beneath.
+fn match_comps(pat: &[Comp], rest: &[u8]) -> bool {
+    let Some((first, more)) = pat.split_first() else {
+        return true;
+    };
+    if let Comp::AnyDepth = first {
+        // Try the remaining pattern here and at every deeper component.
+        let mut r = rest;
+        loop {
+            if match_comps(more, r) {
+                return true;
+            }
+            match r.iter().position(|&b| b == b'/') {
+                Some(i) => r = &r[i + 1..],
+                None => return false,
+            }
+        }
+    }
+    if rest.is_empty() {
+        return false;
+    }
+    let (name, after) = match rest.iter().position(|&b| b == b'/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &b""[..]),
+    };
+    let ok = match first {
+        Comp::Literal(l) => **l == *name,
+        Comp::Wild(w) => wild_match(w, name),
+        Comp::AnyDepth => unreachable!(),
+    };
+    ok && match_comps(more, after)
+}
+
+/// `*`, `?`, `[..]` and `\` within one name; iterative with one backtrack
+/// point, so linear in practice.
+fn wild_match(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                b'*' => {
+                    while pi < p.len() && p[pi] == b'*' {
+                        pi += 1;
+                    }
+                    star = Some((pi, si));
+                    continue;
+                }
+                b'?' => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some(end) = class_end(p, pi) {
+                        if class_match(&p[pi + 1..end], s[si]) {
+                            pi = end + 1;
+                            si += 1;
+                            continue;
+                        }
+                    }
+                }
+                b'\\' if pi + 1 < p.len() && p[pi + 1] == s[si] => {
+                    pi += 2;
+                    si += 1;
+                    continue;
+                }
+                c if c != b'\\' && c == s[si] => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// A class body (between `[` and `]`): ranges, `!`/`^` negation, escapes.
+fn class_match(body: &[u8], c: u8) -> bool {
+    let (neg, body) = match body.first() {
+        Some(b'!' | b'^') => (true, &body[1..]),
+        _ => (false, body),
+    };
+    let mut i = 0;
+    let mut hit = false;
+    while i < body.len() {
+        let mut lo = body[i];
+        if lo == b'\\' && i + 1 < body.len() {
+            i += 1;
+            lo = body[i];
+        }
+        if i + 2 < body.len() && body[i + 1] == b'-' {
+            let mut hi = body[i + 2];
+            let mut step = 3;
+            if hi == b'\\' && i + 3 < body.len() {
+                hi = body[i + 3];
+                step = 4;
+            }
+            hit |= lo <= c && c <= hi;
+            i += step;
+        } else {
+            hit |= lo == c;
+            i += 1;
+        }
+    }
+    hit != neg
 }
 
 #[cfg(test)]
@@ -213,6 +504,82 @@ mod tests {
         let s = PatternSet::new(["/ws/**/*.key"]).unwrap();
         assert!(s.matches(b"/ws/\xff\xfe/a.key"));
         assert!(!s.matches(b"/ws/\xff\xfe/a.txt"));
+    }
+
+    #[test]
+    fn globs_cover_and_respect_components() {
+        let s = PatternSet::new(["/ws/**", "/a/*/c", "/x/**/y/**/z"]).unwrap();
+        assert!(s.matches(b"/ws"));
+        assert!(s.matches(b"/ws/a/b"));
+        assert!(!s.matches(b"/ws2/a"));
+        assert!(s.matches(b"/a/b/c"));
+        assert!(s.matches(b"/a/b/c/d"));
+        assert!(!s.matches(b"/a/b/b/c"));
+        assert!(s.matches(b"/x/1/2/y/3/z"));
+        assert!(s.matches(b"/x/y/z"));
+        assert!(!s.matches(b"/x/y/q"));
+    }
+
+    #[test]
+    fn wildcards_within_a_name() {
+        assert!(wild_match(b"*.pem", b"a.pem"));
+        assert!(wild_match(b"*.pem", b".pem"));
+        assert!(!wild_match(b"*.pem", b"a.pem.bak"));
+        assert!(wild_match(b"a*b*c", b"aXXbYYc"));
+        assert!(!wild_match(b"a*b*c", b"aXXbYY"));
+        assert!(wild_match(b"[!a]x", b"bx"));
+        assert!(!wild_match(b"[!a]x", b"ax"));
+        assert!(wild_match(b"[a-c]", b"b"));
+        assert!(wild_match(b"\\*", b"*"));
+        assert!(!wild_match(b"\\*", b"a"));
+        assert!(wild_match(b"[]]", b"]"));
+    }
+
+    #[test]
+    fn braces_expand() {
+        let s = PatternSet::new(["/p/{a,b{1,2}}/c"]).unwrap();
+        assert!(s.matches(b"/p/a/c"));
+        assert!(s.matches(b"/p/b1/c"));
+        assert!(s.matches(b"/p/b2/c"));
+        assert!(!s.matches(b"/p/b/c"));
+        assert!(PatternSet::new(["/p/{a"]).is_err());
+    }
+
+    #[test]
+    fn many_globs_are_filed_by_prefix() {
+        let pats: Vec<String> = (0..1000).map(|i| format!("/data/d{i}/**/*.key")).collect();
+        let s = PatternSet::new(&pats).unwrap();
+        assert_eq!(s.find(b"/data/d742/x/y.key"), Some("/data/d742/**/*.key"));
+        assert_eq!(s.find(b"/data/d742/x/y.txt"), None);
+        assert_eq!(s.find(b"/data/d7420/y.key"), None);
+    }
+
+    #[test]
+    fn control_bytes_in_names_do_not_escape_globs() {
+        let s = PatternSet::new(["/ws/**/.env*", "/k/*.pem"]).unwrap();
+        assert!(s.matches(b"/ws/a\nb/.env"));
+        assert!(s.matches(b"/ws/.env\n/x"));
+        assert!(s.matches(b"/k/a\nb.pem"));
+        assert!(s.matches(b"/k/a.pem/\n"));
+        assert!(!s.matches(b"/k/a\n/b.pem"));
+    }
+
+    #[test]
+    fn trailing_slash_and_subtree_of_globs() {
+        let s = PatternSet::new(["/ws/*/build/"]).unwrap();
+        assert!(s.matches(b"/ws/a/build"));
+        assert!(s.matches(b"/ws/a/build/x/y"));
+        assert!(!s.matches(b"/ws/a/builds"));
+        assert!(!s.matches(b"/ws/a/b/build"));
+    }
+
+    #[test]
+    fn a_matching_pattern_is_reported() {
+        let s = PatternSet::new(["/a/*.txt", "/plain", "/b/**"]).unwrap();
+        assert_eq!(s.find(b"/a/x.txt"), Some("/a/*.txt"));
+        assert_eq!(s.find(b"/plain/x"), Some("/plain"));
+        assert_eq!(s.find(b"/b/c/d"), Some("/b/**"));
+        assert_eq!(s.find(b"/a/x.txt2"), None);
     }
 
     #[test]

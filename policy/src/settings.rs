@@ -142,6 +142,18 @@ pub struct Settings {
     pub implicit: bool,
 }
 
+impl UnguardedExec {
+    /// Parses `warn`, `deny` or `allow`.
+    pub fn parse(s: &str) -> Option<UnguardedExec> {
+        match s {
+            "warn" => Some(UnguardedExec::Warn),
+            "deny" => Some(UnguardedExec::Deny),
+            "allow" => Some(UnguardedExec::Allow),
+            _ => None,
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -206,6 +218,7 @@ pub const ENV_VARS: &[&str] = &[
     "FSGUARD_POLICY",
     "FSGUARD_LIB",
     "FSGUARD_HANDSHAKE_FD",
+    "FSGUARD_REPORT_FD",
 ];
 
 /// What the process looks like at load: used to expand relative paths, `~`
@@ -279,6 +292,57 @@ pub enum ListKind {
     DenyAlways,
 }
 
+impl ListKind {
+    /// The config key of the list.
+    pub fn key(self) -> &'static str {
+        match self {
+            ListKind::Allow => "allow",
+            ListKind::Deny => "deny",
+            ListKind::DenyAlways => "deny_always",
+        }
+    }
+}
+
+/// A TOML error on one line: `FILE:LINE:COL: KEY: message`.
+fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> Error {
+    let msg = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return Error::new(format!("config {name}: {msg}"));
+    };
+    let pos = span.start.min(text.len());
+    let line = text[..pos].matches('\n').count() + 1;
+    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let col = text[line_start..pos].chars().count() + 1;
+    match key_at(text, pos) {
+        Some(key) => Error::new(format!("{name}:{line}:{col}: {key}: {msg}")),
+        None => Error::new(format!("{name}:{line}:{col}: {msg}")),
+    }
+}
+
+/// The dotted key whose value (or header) covers byte `pos` of a TOML text:
+/// the nearest `key =` at or above it, inside the nearest `[table]`.
+fn key_at(text: &str, pos: usize) -> Option<String> {
+    let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+    let mut key: Option<&str> = None;
+    for l in text[..end].lines().rev() {
+        let l = l.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            let table = h.trim_start_matches('[').split(']').next()?.trim();
+            return Some(key.map_or(table.to_string(), |k| format!("{table}.{k}")));
+        }
+        if key.is_none() {
+            if let Some((k, _)) = l.split_once('=') {
+                let k = k.trim();
+                let ident = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+                if !k.is_empty() && k.chars().all(ident) {
+                    key = Some(k);
+                }
+            }
+        }
+    }
+    key.map(str::to_string)
+}
+
 /// Layers the policy sources into [`Settings`].
 #[derive(Debug)]
 pub struct Builder {
@@ -309,8 +373,7 @@ impl Builder {
     /// the base of relative paths).
     pub fn config_str(&mut self, text: &str, origin: &Path) -> Result<&mut Builder, Error> {
         let name = origin.display().to_string();
-        let cfg: ConfigFile =
-            toml::from_str(text).map_err(|e| Error::new(format!("config {name}: {e}")))?;
+        let cfg: ConfigFile = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
         let base = origin.parent().unwrap_or(Path::new("/")).to_path_buf();
         let at = |span: std::ops::Range<usize>| {
             let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
@@ -352,10 +415,11 @@ impl Builder {
                 (ListKind::Deny, lists.deny),
                 (ListKind::DenyAlways, lists.deny_always),
             ] {
+                let key = format!("{}.{}", access.as_str(), kind.key());
                 for p in pats {
                     let where_ = at(p.span());
                     self.add_pattern_at(access, kind, p.get_ref(), &base)
-                        .map_err(|e| Error::new(format!("{where_}: {e}")))?;
+                        .map_err(|e| Error::new(format!("{where_}: {key}: {e}")))?;
                 }
             }
         }
@@ -455,6 +519,12 @@ impl Builder {
     /// Sets enforce or audit.
     pub fn mode(&mut self, mode: Mode) -> &mut Builder {
         self.s.mode = mode;
+        self
+    }
+
+    /// Sets what happens on exec of a program the library cannot follow.
+    pub fn unguarded_exec(&mut self, v: UnguardedExec) -> &mut Builder {
+        self.s.unguarded_exec = v;
         self
     }
 
@@ -804,7 +874,8 @@ mod tests {
             .config_str(bad_key, &cfg)
             .unwrap_err();
         assert!(
-            e.to_string().contains("secretz") && e.to_string().contains("line 2"),
+            e.to_string()
+                .contains("policy.toml:2:1: secretz: unknown field `secretz`"),
             "{e}"
         );
         let bad_glob = "[write]\nallow = [\n  \"/ok\",\n  \"/x/[a\",\n]\n";
@@ -812,10 +883,50 @@ mod tests {
             .config_str(bad_glob, &cfg)
             .unwrap_err();
         assert!(e.to_string().contains("policy.toml:4"), "{e}");
-        let bad_value = "mode = \"loud\"\n";
-        assert!(Builder::new(ctx(Path::new("/")))
-            .config_str(bad_value, &cfg)
-            .is_err());
+        let cases = [
+            (
+                "readonly = true\nmode = \"loud\"\n",
+                "policy.toml:2:8: mode: unknown variant `loud`",
+            ),
+            (
+                "[read]\nallow = []\n\n[log]\nformat = \"xml\"\n",
+                "policy.toml:5:10: log.format: unknown variant `xml`",
+            ),
+            (
+                "readonly = \"yes\"\n",
+                "policy.toml:1:12: readonly: invalid type",
+            ),
+            (
+                "[read]\ndeny = [\n  \"/a\",\n  7,\n]\n",
+                "policy.toml:4:3: read.deny: invalid type",
+            ),
+            (
+                "[reed]\nallow = []\n",
+                "policy.toml:1:2: reed: unknown field `reed`",
+            ),
+            (
+                "[write]\nalow = [\"/x\"]\n",
+                "policy.toml:2:1: write.alow: unknown field `alow`",
+            ),
+            ("root = \n", "policy.toml:1:8: root: "),
+            (
+                "errno = \"ENOENT\"\n",
+                "policy.toml:1:9: errno: unknown variant `ENOENT`",
+            ),
+            (
+                "[read]\ndeny = [\"/x/{a\"]\n",
+                "policy.toml:2: read.deny: bad glob",
+            ),
+            ("root = \"missing-dir\"\n", "policy.toml:1: root: "),
+        ];
+        for (text, want) in cases {
+            let e = Builder::new(ctx(Path::new("/")))
+                .config_str(text, &cfg)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{text:?}: got {e:?}, want {want:?}");
+            assert!(!e.contains('\n'), "one line: {e:?}");
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -858,6 +969,91 @@ mod tests {
         assert!(has(&home.join("bin")), "~/bin must not widen to $HOME");
         assert!(!has(&home));
         assert!(!s.system_paths.iter().any(|p| p == "/"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// From config text to verdicts: `~`, relative and slash-less patterns,
+    /// presets, through the same `decide` the library uses.
+    #[test]
+    fn config_to_decisions() {
+        let d = tmpdir("decide");
+        std::fs::create_dir_all(d.join("proj/ws")).unwrap();
+        std::fs::create_dir_all(d.join("home")).unwrap();
+        let c = Context {
+            cwd: d.join("proj/ws"),
+            home: Some(d.join("home")),
+            exe: None,
+            path_var: None,
+        };
+        let text = "root = \"ws\"\n[read]\ndeny = [\"~/notes\", \"ws/private\"]\ndeny_always = [\"*.pem\"]\nallow = [\"ws/private/ok\"]\n[write]\nallow = [\"~/out\"]\n";
+        let mut b = Builder::new(c.clone());
+        b.config_str(text, &d.join("proj/policy.toml")).unwrap();
+        b.add_pattern(Access::Write, ListKind::DenyAlways, "locked")
+            .unwrap();
+        let p = crate::Policy::new(b.finish().unwrap()).unwrap();
+        let dd = d.display();
+        let v = |a: Access, path: &str| {
+            let d = p.decide(a, format!("{dd}/{path}").as_bytes());
+            (d.allowed, d.rule.to_string().replace(&dd.to_string(), ""))
+        };
+        use Access::{Read as R, Write as W};
+        assert_eq!(
+            v(R, "home/notes/x"),
+            (false, "read.deny:\"/home/notes\"".into())
+        );
+        assert_eq!(v(R, "home/notesx"), (false, "root".into()));
+        assert_eq!(
+            v(W, "home/out/f"),
+            (true, "write.allow:\"/home/out\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/private/a"),
+            (false, "read.deny:\"/proj/ws/private\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/private/ok"),
+            (true, "read.allow:\"/proj/ws/private/ok\"".into())
+        );
+        assert_eq!(
+            v(R, "proj/ws/a/b/k.pem"),
+            (false, "read.deny_always:\"/proj/**/*.pem\"".into())
+        );
+        assert_eq!(
+            v(R, "k.pem"),
+            (false, "root".into()),
+            "not above the config dir"
+        );
+        // A flag's relative pattern is against the cwd (proj/ws).
+        assert_eq!(
+            v(W, "proj/ws/locked/x"),
+            (false, "write.deny_always:\"/proj/ws/locked\"".into())
+        );
+        assert_eq!(v(W, "proj/ws/lockedx"), (true, "root".into()));
+        // Secrets come from $HOME; devices are allowed; system only reads.
+        assert_eq!(
+            v(R, "home/.ssh/id_rsa"),
+            (false, "secrets:\"/home/.ssh\"".into())
+        );
+        assert_eq!(
+            v(W, "home/.cargo/credentials.toml").1,
+            "secrets:\"/home/.cargo/credentials*\""
+        );
+        assert!(p.decide(Access::Write, b"/dev/null").allowed);
+        assert!(p.decide(Access::Read, b"/usr/bin/env").allowed);
+        assert!(!p.decide(Access::Write, b"/usr/bin/env").allowed);
+        let mut b = Builder::new(c);
+        b.config_str(
+            "secrets = false\nsystem = false\nroot = \".\"\n",
+            &d.join("proj/policy.toml"),
+        )
+        .unwrap();
+        let p = crate::Policy::new(b.finish().unwrap()).unwrap();
+        let home_ssh = format!("{dd}/home/.ssh/id_rsa");
+        assert_eq!(
+            p.decide(Access::Read, home_ssh.as_bytes()).rule.to_string(),
+            "root"
+        );
+        assert!(!p.decide(Access::Read, b"/usr/bin/env").allowed);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

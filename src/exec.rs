@@ -1,0 +1,898 @@
+//! Children never slip out: every way a process starts a program.
+//!
+//! Each exec is an `exec` check of the program that will run (for the `p`
+//! variants, found on `PATH` the way glibc finds it), and hands the child a
+//! new environment: `LD_PRELOAD` with this library first and `FSGUARD_POLICY`
+//! as it was frozen at load, whatever the caller passed or unset. The
+//! caller's envp is never edited in place.
+//!
+//! glibc's `system`, `popen` and `posix_spawn` exec through internal calls no
+//! hook sees, so they are hooked themselves; `posix_spawn` runs the child in
+//! a `CLONE_VM|CLONE_VFORK` clone, so its envp is built before the real call.
+//!
+//! A program the library cannot follow (statically linked: no `PT_INTERP`;
+//! set-id without `no_new_privs`: the loader drops `LD_PRELOAD`) is handled
+//! by the `unguarded_exec` setting: warn (a trace line), deny, or allow.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use fsguard_policy::{Access, Rule, UnguardedExec};
+use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
+use rustix::fs::{Mode, OFlags, CWD};
+
+use crate::guard::{self, set_errno, Target};
+use crate::hooks::{at_follow, CheckInfo, HookInfo};
+use crate::real::real;
+use crate::resolve::{self, Follow};
+
+type Argv = *const *const c_char;
+
+type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
+type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
+type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
+type SpawnFn = unsafe extern "C" fn(
+    *mut pid_t,
+    *const c_char,
+    *const posix_spawn_file_actions_t,
+    *const posix_spawnattr_t,
+    Argv,
+    Argv,
+) -> c_int;
+type SystemFn = unsafe extern "C" fn(*const c_char) -> c_int;
+type PopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
+
+extern "C" {
+    static mut environ: Argv;
+}
+
+/// What every child gets, fixed at load.
+struct ChildEnv {
+    /// Absolute path of this library.
+    lib: Box<[u8]>,
+    /// `FSGUARD_POLICY=<frozen settings>`.
+    policy: CString,
+    /// `FSGUARD_REPORT_FD=N` when a supervisor listens.
+    report: Option<CString>,
+}
+
+static CHILD: AtomicPtr<ChildEnv> = AtomicPtr::new(std::ptr::null_mut());
+
+fn child_env() -> Option<&'static ChildEnv> {
+    // SAFETY: set once in `init` to a leaked Box, never freed.
+    unsafe { CHILD.load(Ordering::Acquire).as_ref() }
+}
+
+/// Called from the constructor once the policy is frozen.
+pub(crate) fn init(frozen: &str, report_fd: Option<i32>) -> Result<(), String> {
+    let lib = own_path().ok_or("cannot find the library's own path (dladdr)")?;
+    let child = ChildEnv {
+        lib: lib.into_boxed_slice(),
+        policy: CString::new(format!("FSGUARD_POLICY={frozen}")).map_err(|e| e.to_string())?,
+        report: report_fd.map(|fd| CString::new(format!("FSGUARD_REPORT_FD={fd}")).unwrap()),
+    };
+    CHILD.store(Box::into_raw(Box::new(child)), Ordering::Release);
+    Ok(())
+}
+
+/// This library's absolute path: the object that holds one of our functions.
+fn own_path() -> Option<Vec<u8>> {
+    // SAFETY: zeroed Dl_info is a valid out-parameter.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: any address inside a loaded object may be passed.
+    let ok = unsafe { libc::dladdr(init as *const c_void, &mut info) };
+    if ok == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr hands back a C string owned by the loader.
+    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
+    let name = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
+    let abs = std::fs::canonicalize(name).ok()?;
+    Some(abs.into_os_string().into_encoded_bytes())
+}
+
+// ---------------------------------------------------------------------------
+// The child's environment.
+
+const PRELOAD: &[u8] = b"LD_PRELOAD=";
+/// Stack room: most environments fit, so a `vfork` child builds its envp
+/// without touching the (shared) heap.
+const STACK_VARS: usize = 512;
+const STACK_PRELOAD: usize = 4096;
+
+/// Entries of a NULL-terminated array (NULL counts as empty, as the kernel does).
+unsafe fn entries<'a>(envp: Argv) -> impl Iterator<Item = *const c_char> + 'a {
+    let mut p = envp;
+    std::iter::from_fn(move || {
+        // SAFETY: the caller's NULL-terminated array of C strings.
+        unsafe {
+            if p.is_null() || (*p).is_null() {
+                return None;
+            }
+            let e = *p;
+            p = p.add(1);
+            Some(e)
+        }
+    })
+}
+
+fn drop_var(kv: &[u8]) -> bool {
+    kv.starts_with(PRELOAD) || kv.starts_with(b"FSGUARD_")
+}
+
+/// The caller's `LD_PRELOAD` value (the last one wins, as in getenv).
+unsafe fn caller_preload(envp: Argv) -> &'static [u8] {
+    let mut v: &[u8] = b"";
+    // SAFETY: as in `entries`.
+    for e in unsafe { entries(envp) } {
+        // SAFETY: each entry is a C string.
+        let kv = unsafe { CStr::from_ptr(e) }.to_bytes();
+        if let Some(rest) = kv.strip_prefix(PRELOAD) {
+            // SAFETY: the caller's strings outlive the exec call.
+            v = unsafe { std::slice::from_raw_parts(rest.as_ptr(), rest.len()) };
+        }
+    }
+    v
+}
+
+/// `LD_PRELOAD=<lib>[:<caller's others>]\0` into `out`; returns the length
+/// used, or the length needed if `out` is too small.
+fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
+    let mut n = 0;
+    let mut put = |b: &[u8], out: &mut [u8]| {
+        if n + b.len() <= out.len() {
+            out[n..n + b.len()].copy_from_slice(b);
+        }
+        n += b.len();
+    };
+    put(PRELOAD, out);
+    put(lib, out);
+    for tok in old.split(|&c| c == b':' || c == b' ') {
+        if tok.is_empty() || tok == lib {
+            continue;
+        }
+        put(b":", out);
+        put(tok, out);
+    }
+    put(b"\0", out);
+    n
+}
+
+/// Runs `f` with the child's envp: the caller's minus `LD_PRELOAD` and every
+/// `FSGUARD_*`, plus ours. Built on the stack when it fits.
+unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
+    let Some(ce) = child_env() else {
+        return f(envp);
+    };
+    // SAFETY: the caller's envp.
+    let old = unsafe { caller_preload(envp) };
+    let count = unsafe { entries(envp) }.count();
+    let need_vars = count + 4;
+    let mut stack_pre = [0u8; STACK_PRELOAD];
+    let need_pre = preload_entry(&ce.lib, old, &mut stack_pre);
+    let mut heap_pre = Vec::new();
+    let pre: &[u8] = if need_pre <= STACK_PRELOAD {
+        &stack_pre[..need_pre]
+    } else {
+        heap_pre.resize(need_pre, 0);
+        preload_entry(&ce.lib, old, &mut heap_pre);
+        &heap_pre
+    };
+    let mut stack_vars = [std::ptr::null::<c_char>(); STACK_VARS];
+    let mut heap_vars = Vec::new();
+    let vars: &mut [*const c_char] = if need_vars <= STACK_VARS {
+        &mut stack_vars[..]
+    } else {
+        heap_vars.resize(need_vars, std::ptr::null());
+        &mut heap_vars[..]
+    };
+    let mut n = 0;
+    vars[n] = pre.as_ptr().cast();
+    n += 1;
+    vars[n] = ce.policy.as_ptr();
+    n += 1;
+    if let Some(r) = &ce.report {
+        vars[n] = r.as_ptr();
+        n += 1;
+    }
+    // SAFETY: as above.
+    for e in unsafe { entries(envp) } {
+        // SAFETY: a C string.
+        if !drop_var(unsafe { CStr::from_ptr(e) }.to_bytes()) {
+            vars[n] = e;
+            n += 1;
+        }
+    }
+    vars[n] = std::ptr::null();
+    let r = f(vars.as_ptr());
+    let saved = guard::errno();
+    drop(heap_vars);
+    drop(heap_pre);
+    set_errno(saved);
+    r
+}
+
+/// A child environment owned on the heap, for `system`/`popen`, which read
+/// the global `environ`.
+struct OwnedEnv {
+    vars: Vec<*const c_char>,
+    _pre: Vec<u8>,
+}
+
+unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
+    let ce = child_env()?;
+    // SAFETY: the process's environ.
+    let old = unsafe { caller_preload(envp) };
+    let mut pre = vec![0u8; preload_entry(&ce.lib, old, &mut [])];
+    preload_entry(&ce.lib, old, &mut pre);
+    let mut vars = vec![pre.as_ptr().cast(), ce.policy.as_ptr()];
+    if let Some(r) = &ce.report {
+        vars.push(r.as_ptr());
+    }
+    // SAFETY: as above.
+    for e in unsafe { entries(envp) } {
+        // SAFETY: a C string.
+        if !drop_var(unsafe { CStr::from_ptr(e) }.to_bytes()) {
+            vars.push(e);
+        }
+    }
+    vars.push(std::ptr::null());
+    Some(OwnedEnv { vars, _pre: pre })
+}
+
+/// Calls `f` with `environ` pointing at the child environment (glibc's
+/// `system` and `popen` pass `environ` to their internal spawn). Restored
+/// afterwards unless the program replaced `environ` meanwhile, in which case
+/// the copy is leaked: the new array may point into it.
+unsafe fn with_environ<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: reading the global; the program owns it.
+    let Some(env) = (unsafe { owned_env(environ) }) else {
+        return f();
+    };
+    // SAFETY: as above; swapping the pointer, never editing the array.
+    unsafe {
+        let old = environ;
+        environ = env.vars.as_ptr();
+        let r = f();
+        if environ == env.vars.as_ptr() {
+            environ = old;
+            let saved = guard::errno();
+            drop(env);
+            set_errno(saved);
+        } else {
+            std::mem::forget(env);
+        }
+        r
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The checks.
+
+/// Why the library cannot follow a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unguarded {
+    Static,
+    Setid,
+}
+
+impl Unguarded {
+    fn as_str(self) -> &'static str {
+        match self {
+            Unguarded::Static => "static",
+            Unguarded::Setid => "setid",
+        }
+    }
+}
+
+/// The exec check: the program's `exec` access, then whether the library
+/// can follow it. `Err(errno)` refuses the exec.
+fn exec_check(
+    call: &'static str,
+    dirfd: c_int,
+    path: *const c_char,
+    follow: Follow,
+) -> Result<(), c_int> {
+    guard::check(
+        call,
+        &[Target {
+            access: Some(Access::Exec),
+            follow,
+            dirfd,
+            path,
+            moves: false,
+        }],
+    )?;
+    let Some(g) = guard::get() else { return Ok(()) };
+    let setting = g.policy.settings().unguarded_exec;
+    if setting == UnguardedExec::Allow {
+        return Ok(());
+    }
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        let Some((kind, fd)) = inspect(dirfd, path, follow) else {
+            return Ok(());
+        };
+        let mut resolved = resolve::PathBuf::new();
+        let shown: &[u8] = match resolve::fd_path(fd.as_raw_fd(), &mut resolved) {
+            Ok(()) => resolved.as_bytes(),
+            Err(_) => b"?",
+        };
+        match setting {
+            UnguardedExec::Deny => {
+                g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
+            }
+            _ => {
+                g.sink.unguarded(call, kind.as_str(), shown);
+                Ok(())
+            }
+        }
+    })
+    .unwrap_or(Err(libc::EACCES));
+    set_errno(saved);
+    r
+}
+
+/// Opens what will be executed and says whether the library can follow it.
+/// Files it cannot read are not judged (the kernel may still run them).
+fn inspect(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
+    let fd = open_exec(dirfd, path, follow)?;
+    let kind = classify(fd.as_fd(), true)?;
+    Some((kind, fd))
+}
+
+fn open_exec(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+    if follow == Follow::Fd {
+        let mut link = [0u8; 32];
+        let s = format_fd_link(dirfd, &mut link)?;
+        return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
+    }
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's C string.
+    let p = unsafe { CStr::from_ptr(path) };
+    let flags = if follow == Follow::Entry {
+        flags | OFlags::NOFOLLOW
+    } else {
+        flags
+    };
+    let dir = if dirfd == AT_FDCWD {
+        CWD
+    } else if dirfd < 0 {
+        return None;
+    } else {
+        // SAFETY: used only for the openat below, which checks it.
+        unsafe { BorrowedFd::borrow_raw(dirfd) }
+    };
+    rustix::fs::openat(dir, p, flags, Mode::empty()).ok()
+}
+
+fn format_fd_link(fd: c_int, buf: &mut [u8; 32]) -> Option<&CStr> {
+    use std::io::Write;
+    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    write!(cur, "/proc/self/fd/{fd}\0").ok()?;
+    let n = cur.position() as usize;
+    CStr::from_bytes_with_nul(&buf[..n]).ok()
+}
+
+/// Static (no `PT_INTERP`), set-id (the loader would run it in secure mode),
+/// or a script whose interpreter is one of those.
+fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let mut head = [0u8; 256];
+    let n = rustix::io::pread(fd, &mut head, 0).ok()?;
+    let head = &head[..n];
+    if head.starts_with(b"#!") && follow_script {
+        let line = &head[2..];
+        let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+        let line = line.trim_ascii_start();
+        let end = line
+            .iter()
+            .position(|c| c.is_ascii_whitespace())
+            .unwrap_or(line.len());
+        let mut buf = [0u8; 257];
+        buf[..end].copy_from_slice(&line[..end]);
+        let interp = CStr::from_bytes_until_nul(&buf).ok()?;
+        let ifd = rustix::fs::openat(CWD, interp, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .ok()?;
+        return classify(ifd.as_fd(), false);
+    }
+    if setid_effective(&st) {
+        return Some(Unguarded::Setid);
+    }
+    if head.len() >= 4 && &head[..4] == b"\x7fELF" && !has_interp(fd, head)? {
+        return Some(Unguarded::Static);
+    }
+    None
+}
+
+/// Set-id bits the kernel will honour: not under `no_new_privs`, and only if
+/// they change the credentials.
+fn setid_effective(st: &rustix::fs::Stat) -> bool {
+    let mode = st.st_mode;
+    let suid = mode & libc::S_ISUID != 0 && st.st_uid != rustix::process::geteuid().as_raw();
+    let sgid = mode & libc::S_ISGID != 0
+        && mode & libc::S_IXGRP != 0
+        && st.st_gid != rustix::process::getegid().as_raw();
+    if !(suid || sgid) {
+        return false;
+    }
+    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer.
+    let nnp = unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) };
+    nnp != 1
+}
+
+/// Whether an ELF file names a program interpreter (is dynamically linked).
+fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
+    if head.len() < 64 {
+        return None;
+    }
+    let wide = head[4] == 2;
+    let le = head[5] == 1;
+    let u16_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1]];
+        if le {
+            u16::from_le_bytes(v)
+        } else {
+            u16::from_be_bytes(v)
+        }
+    };
+    let u32_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+        if le {
+            u32::from_le_bytes(v)
+        } else {
+            u32::from_be_bytes(v)
+        }
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&b[o..o + 8]);
+        if le {
+            u64::from_le_bytes(v)
+        } else {
+            u64::from_be_bytes(v)
+        }
+    };
+    let (phoff, phentsize, phnum) = if wide {
+        (u64_at(head, 0x20), u16_at(head, 0x36), u16_at(head, 0x38))
+    } else {
+        (
+            u64::from(u32_at(head, 0x1c)),
+            u16_at(head, 0x2a),
+            u16_at(head, 0x2c),
+        )
+    };
+    let (ent, num) = (usize::from(phentsize), usize::from(phnum));
+    if ent < 4 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let want = (ent * num).min(buf.len() / ent * ent);
+    let got = rustix::io::pread(fd, &mut buf[..want], phoff).ok()?;
+    const PT_INTERP: u32 = 3;
+    Some(
+        buf[..got]
+            .chunks_exact(ent)
+            .any(|ph| u32_at(ph, 0) == PT_INTERP),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// The hooks.
+
+unsafe fn exec_path(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("execve", ExecveFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real execve with the caller's arguments and our envp.
+    unsafe { with_env(envp, |env| real(path, argv, env)) }
+}
+
+/// execve(2). Also the target of the shim's `execl` and `execle`.
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_path("execve", path, argv, envp) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_path("execve", path, argv, envp) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
+    // SAFETY: forwarded with the process's environment.
+    unsafe { exec_path("execve", path, argv, environ) }
+}
+
+/// The `PATH` glibc searches: the caller's, else the default.
+fn search_path() -> &'static [u8] {
+    // SAFETY: getenv of a C string; the value lives as long as the env entry.
+    let p = unsafe { libc::getenv(c"PATH".as_ptr()) };
+    if p.is_null() {
+        b"/bin:/usr/bin"
+    } else {
+        // SAFETY: a C string from the environment.
+        unsafe { CStr::from_ptr(p) }.to_bytes()
+    }
+}
+
+/// `dir/file\0` into `buf`; `None` if it does not fit.
+fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
+    let dir = if dir.is_empty() { b"." } else { dir };
+    let n = dir.len() + 1 + file.len();
+    if n + 1 > buf.len() {
+        return None;
+    }
+    buf[..dir.len()].copy_from_slice(dir);
+    buf[dir.len()] = b'/';
+    buf[dir.len() + 1..n].copy_from_slice(file);
+    buf[n] = 0;
+    CStr::from_bytes_with_nul(&buf[..=n]).ok()
+}
+
+/// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
+unsafe fn script(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path];
+    // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
+    args.extend(unsafe { entries(argv) }.skip(1));
+    args.push(std::ptr::null());
+    // SAFETY: forwarded.
+    unsafe { exec_path(call, c"/bin/sh".as_ptr(), args.as_ptr(), envp) }
+}
+
+/// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
+/// checked; EACCES remembered, "not there" errors skipped.
+unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    const CALL: &str = "execvp";
+    if file.is_null() {
+        set_errno(libc::EFAULT);
+        return -1;
+    }
+    // SAFETY: the caller's C string.
+    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    if name.is_empty() {
+        set_errno(libc::ENOENT);
+        return -1;
+    }
+    if name.contains(&b'/') {
+        // SAFETY: forwarded.
+        unsafe {
+            exec_path(CALL, file, argv, envp);
+            if guard::errno() == libc::ENOEXEC {
+                script(CALL, file, argv, envp);
+            }
+        }
+        return -1;
+    }
+    let mut eacces = false;
+    let mut buf = [0u8; 4096 + 256];
+    for dir in search_path().split(|&c| c == b':') {
+        let Some(cand) = join(dir, name, &mut buf) else {
+            continue;
+        };
+        // SAFETY: forwarded.
+        unsafe { exec_path(CALL, cand.as_ptr(), argv, envp) };
+        match guard::errno() {
+            libc::EACCES => eacces = true,
+            libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
+            libc::ENOEXEC => {
+                // SAFETY: forwarded.
+                return unsafe { script(CALL, cand.as_ptr(), argv, envp) };
+            }
+            _ => return -1,
+        }
+    }
+    set_errno(if eacces { libc::EACCES } else { libc::ENOENT });
+    -1
+}
+
+/// execvpe(3). Also the target of the shim's `execlp`.
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_search(file, argv, envp) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_search(file, argv, envp) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
+    // SAFETY: forwarded with the process's environment.
+    unsafe { exec_search(file, argv, environ) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execveat(
+    dirfd: c_int,
+    path: *const c_char,
+    argv: Argv,
+    envp: Argv,
+    flags: c_int,
+) -> c_int {
+    if let Err(e) = exec_check("execveat", dirfd, path, at_follow(flags, path)) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("execveat", ExecveatFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real call with our envp.
+    unsafe { with_env(envp, |env| real(dirfd, path, argv, env, flags)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
+    if let Err(e) = exec_check("fexecve", fd, std::ptr::null(), Follow::Fd) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("fexecve", FexecveFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real call with our envp.
+    unsafe { with_env(envp, |env| real(fd, argv, env)) }
+}
+
+unsafe fn spawn_path(
+    call: &'static str,
+    pid: *mut pid_t,
+    path: *const c_char,
+    fa: *const posix_spawn_file_actions_t,
+    attr: *const posix_spawnattr_t,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
+        return e;
+    }
+    let Some(real) = real!("posix_spawn", SpawnFn) else {
+        return libc::ENOSYS;
+    };
+    // SAFETY: the real call; the envp is complete before the vfork-style clone.
+    unsafe { with_env(envp, |env| real(pid, path, fa, attr, argv, env)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawn(
+    pid: *mut pid_t,
+    path: *const c_char,
+    fa: *const posix_spawn_file_actions_t,
+    attr: *const posix_spawnattr_t,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { spawn_path("posix_spawn", pid, path, fa, attr, argv, envp) }
+}
+
+/// posix_spawnp(3): the `PATH` search done here, so the program spawned is
+/// the program checked; each candidate goes through `posix_spawn`.
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawnp(
+    pid: *mut pid_t,
+    file: *const c_char,
+    fa: *const posix_spawn_file_actions_t,
+    attr: *const posix_spawnattr_t,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    const CALL: &str = "posix_spawnp";
+    if file.is_null() {
+        return libc::EFAULT;
+    }
+    // SAFETY: the caller's C string.
+    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    if name.is_empty() {
+        return libc::ENOENT;
+    }
+    if name.contains(&b'/') {
+        // SAFETY: forwarded.
+        return unsafe { spawn_path(CALL, pid, file, fa, attr, argv, envp) };
+    }
+    let mut eacces = false;
+    let mut buf = [0u8; 4096 + 256];
+    for dir in search_path().split(|&c| c == b':') {
+        let Some(cand) = join(dir, name, &mut buf) else {
+            continue;
+        };
+        // Skip what is not there without spawning a child for it.
+        match rustix::fs::access(cand, rustix::fs::Access::EXEC_OK) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::ACCESS) => {
+                eacces = true;
+                continue;
+            }
+            Err(_) => continue,
+        }
+        // SAFETY: forwarded.
+        match unsafe { spawn_path(CALL, pid, cand.as_ptr(), fa, attr, argv, envp) } {
+            libc::EACCES => eacces = true,
+            libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
+            r => return r,
+        }
+    }
+    if eacces {
+        libc::EACCES
+    } else {
+        libc::ENOENT
+    }
+}
+
+/// system(3): glibc spawns `/bin/sh -c` with `environ` through an internal
+/// call, so the check is made here and `environ` is the child's while it runs.
+#[no_mangle]
+pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
+    let Some(real) = real!("system", SystemFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    if cmd.is_null() {
+        // Only asks whether a shell exists.
+        // SAFETY: the real call.
+        return unsafe { real(cmd) };
+    }
+    if let Err(e) = exec_check("system", AT_FDCWD, c"/bin/sh".as_ptr(), Follow::Yes) {
+        set_errno(e);
+        return -1;
+    }
+    // SAFETY: the real call under the child environment.
+    unsafe { with_environ(|| real(cmd)) }
+}
+
+/// popen(3): as `system`.
+#[no_mangle]
+pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
+    let Some(real) = real!("popen", PopenFn) else {
+        set_errno(libc::ENOSYS);
+        return std::ptr::null_mut();
+    };
+    if let Err(e) = exec_check("popen", AT_FDCWD, c"/bin/sh".as_ptr(), Follow::Yes) {
+        set_errno(e);
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the real call under the child environment.
+    unsafe { with_environ(|| real(cmd, mode)) }
+}
+
+/// dlopen(3) of a file named by path (with a `/`) loads code from it: an
+/// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
+/// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
+    if name.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller's C string.
+    if !unsafe { CStr::from_ptr(name) }.to_bytes().contains(&b'/') {
+        return 0;
+    }
+    let t = Target {
+        access: Some(Access::Exec),
+        follow: Follow::Yes,
+        dirfd: AT_FDCWD,
+        path: name,
+        moves: false,
+    };
+    match guard::check("dlopen", &[t]) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+const fn exec_info(symbol: &'static str, call: &'static str, path: &'static str) -> HookInfo {
+    HookInfo {
+        symbol,
+        call,
+        checks: match path.as_bytes() {
+            b"fd" => &[CheckInfo {
+                access: "EXEC",
+                follow: "Follow::Fd",
+                dirfd: "fd",
+                path: "NULL",
+            }],
+            b"dirfd" => &[CheckInfo {
+                access: "EXEC",
+                follow: "at_follow(flags, path)",
+                dirfd: "dirfd",
+                path: "path",
+            }],
+            b"/bin/sh" => &[CheckInfo {
+                access: "EXEC",
+                follow: "Follow::Yes",
+                dirfd: "AT_FDCWD",
+                path: "\"/bin/sh\"",
+            }],
+            b"PATH" => &[CheckInfo {
+                access: "EXEC",
+                follow: "Follow::Yes",
+                dirfd: "AT_FDCWD",
+                path: "each PATH candidate",
+            }],
+            b"slash" => &[CheckInfo {
+                access: "EXEC",
+                follow: "Follow::Yes",
+                dirfd: "AT_FDCWD",
+                path: "name, if it contains a '/'",
+            }],
+            _ => &[CheckInfo {
+                access: "EXEC",
+                follow: "Follow::Yes",
+                dirfd: "AT_FDCWD",
+                path: "path",
+            }],
+        },
+    }
+}
+
+/// The exec hooks, described like [`crate::hooks::TABLE`]. Every one but
+/// `dlopen` also replaces the child's environment and applies
+/// `unguarded_exec`.
+pub static EXEC_TABLE: &[HookInfo] = &[
+    exec_info("execve", "execve", "path"),
+    exec_info("execv", "execve", "path"),
+    exec_info("execl", "execve", "path"),
+    exec_info("execle", "execve", "path"),
+    exec_info("execvp", "execvp", "PATH"),
+    exec_info("execvpe", "execvp", "PATH"),
+    exec_info("execlp", "execvp", "PATH"),
+    exec_info("execveat", "execveat", "dirfd"),
+    exec_info("fexecve", "fexecve", "fd"),
+    exec_info("posix_spawn", "posix_spawn", "path"),
+    exec_info("posix_spawnp", "posix_spawnp", "PATH"),
+    exec_info("system", "system", "/bin/sh"),
+    exec_info("popen", "popen", "/bin/sh"),
+    exec_info("dlopen", "dlopen", "slash"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preload_puts_ours_first_once() {
+        let mut buf = [0u8; 256];
+        let n = preload_entry(
+            b"/l/libfsguard.so",
+            b"/x.so /l/libfsguard.so::/y.so",
+            &mut buf,
+        );
+        assert_eq!(&buf[..n], b"LD_PRELOAD=/l/libfsguard.so:/x.so:/y.so\0");
+        let n = preload_entry(b"/l/a.so", b"", &mut buf);
+        assert_eq!(&buf[..n], b"LD_PRELOAD=/l/a.so\0");
+        assert_eq!(preload_entry(b"/l/a.so", b"/b", &mut []), n + 3);
+    }
+
+    #[test]
+    fn joins_path_entries() {
+        let mut buf = [0u8; 16];
+        assert_eq!(join(b"/bin", b"ls", &mut buf).unwrap(), c"/bin/ls");
+        assert_eq!(join(b"", b"ls", &mut buf).unwrap(), c"./ls");
+        assert!(join(b"/a/very/long/dir", b"ls", &mut buf).is_none());
+    }
+
+    #[test]
+    fn table_names_each_symbol_once() {
+        let mut seen = std::collections::HashSet::new();
+        for h in EXEC_TABLE {
+            assert!(seen.insert(h.symbol), "{} twice", h.symbol);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Programs the library cannot follow: statically linked ones. Without
+//! Landlock they are reported (or refused with `unguarded_exec = deny`);
+//! with `--landlock` the kernel keeps their writes inside the root.
+
+mod children_util;
+
+use children_util::*;
+
+const WRITER: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "open %s: %s\n", argv[1], strerror(errno));
+        return 3;
+    }
+    write(fd, "static\n", 7);
+    close(fd);
+    return 0;
+}
+"#;
+
+fn static_writer(s: &Scratch) -> std::path::PathBuf {
+    let p = compile(&s.0, "writer", WRITER, &["-static"]);
+    let inside = s.ws().join("writer");
+    std::fs::copy(&p, &inside).unwrap();
+    inside
+}
+
+#[test]
+fn static_program_is_warned_about_without_landlock() {
+    let s = Scratch::new("static-warn");
+    let w = static_writer(&s);
+    let out = s.path("out");
+    // Run directly, and from a guarded shell (the library's exec hook).
+    let direct = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--",
+            w.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+    );
+    let line = format!("[fsguard] unguarded exec static path={}", w.display());
+    assert!(stderr(&direct).contains(&line), "{}", stderr(&direct));
+    assert_eq!(code(&direct), 0, "without Landlock nothing stops it");
+    assert!(out.exists());
+    std::fs::remove_file(&out).unwrap();
+
+    let cmd = format!("{} {}", w.display(), out.display());
+    let nested = run(&s.0, &["--root", "ws", "--", "sh", "-c", &cmd]);
+    assert!(stderr(&nested).contains(&line), "{}", stderr(&nested));
+    assert!(out.exists());
+}
+
+#[test]
+fn unguarded_exec_deny_refuses() {
+    let s = Scratch::new("static-deny");
+    let w = static_writer(&s);
+    let out = s.ws().join("out");
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--unguarded-exec",
+            "deny",
+            "--",
+            w.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    assert!(!out.exists());
+    let cmd = format!("{} {}", w.display(), out.display());
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--unguarded-exec",
+            "deny",
+            "--",
+            "sh",
+            "-c",
+            &cmd,
+        ],
+    );
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "[fsguard] blocked execve exec path={} rule=unguarded_exec:static",
+            w.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    // allow: silent.
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--unguarded-exec",
+            "allow",
+            "--",
+            "sh",
+            "-c",
+            &cmd,
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    assert!(!stderr(&o).contains("unguarded"), "{}", stderr(&o));
+}
+
+#[test]
+fn landlock_stops_static_writes_outside_the_root() {
+    let s = Scratch::new("static-landlock");
+    let w = static_writer(&s);
+    let out = s.path("out");
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--landlock",
+            "--",
+            w.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains("Permission denied"), "{}", stderr(&o));
+    assert!(!out.exists(), "Landlock refused the write");
+
+    // The same program writing inside the root works.
+    let inside = s.ws().join("in");
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--landlock=required",
+            "--",
+            w.to_str().unwrap(),
+            inside.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "static\n");
+
+    // From a guarded shell too, and ordinary dynamic tools keep working
+    // (the library's own needs: /proc, the log, TMPDIR, /dev/null).
+    let log = s.ws().join("trace.log");
+    let cmd = format!(
+        "{w} {out}; echo x > ws/ok && ls ws >/dev/null && echo t > \"$TMPDIR/t\" && cat ws/ok",
+        w = w.display(),
+        out = out.display()
+    );
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--landlock",
+            "--log",
+            log.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &cmd,
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), "x\n");
+    assert!(!out.exists());
+    let trace = std::fs::read_to_string(&log).unwrap();
+    assert!(trace.contains("unguarded exec static"), "{trace}");
+}
+
+#[test]
+fn landlock_backs_up_dynamic_programs_too() {
+    // A raw syscall bypasses the library; Landlock still refuses it.
+    let s = Scratch::new("raw-landlock");
+    let raw = compile(
+        &s.0,
+        "raw",
+        r#"
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    long fd = syscall(SYS_openat, AT_FDCWD, argv[1], O_WRONLY | O_CREAT, 0644);
+    return fd < 0 ? 3 : 0;
+}
+"#,
+        &[],
+    );
+    std::fs::copy(&raw, s.ws().join("raw")).unwrap();
+    let out = s.path("out");
+    let o = run(
+        &s.0,
+        &["--root", "ws", "--", "ws/raw", out.to_str().unwrap()],
+    );
+    assert_eq!(code(&o), 0, "the library alone cannot see a raw syscall");
+    std::fs::remove_file(&out).unwrap();
+    let o = run(
+        &s.0,
+        &[
+            "--root",
+            "ws",
+            "--landlock",
+            "--",
+            "ws/raw",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(!out.exists());
+}
