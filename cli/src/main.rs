@@ -3,7 +3,7 @@
 mod run;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fsguard_policy::{
@@ -159,9 +159,15 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
     Ok(cli)
 }
 
-/// Layers defaults < config < FSGUARD_* variables < flags.
-fn settings(cli: &Cli) -> Result<Settings, String> {
-    let mut b = Builder::new(Context::from_process());
+/// Layers defaults < config < FSGUARD_* variables < flags. `exe` is the
+/// program the policy is for: its install prefix is a `system` location, as
+/// when the library loads in it (not this CLI's).
+fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
+    let ctx = Context {
+        exe: exe.map(Path::to_path_buf),
+        ..Context::from_process()
+    };
+    let mut b = Builder::new(ctx);
     let vars: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| k.starts_with("FSGUARD_") && k != "FSGUARD_LIB" && k != "FSGUARD_POLICY")
@@ -216,7 +222,7 @@ fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
     if !cli.rest.is_empty() {
         return Err("check takes no operands".into());
     }
-    let s = settings(cli)?;
+    let s = settings(cli, None)?;
     Policy::new(s.clone()).map_err(|e| e.to_string())?;
     print!("{}", describe(&s));
     print!("{}", run::tmpdir_note(&s));
@@ -318,7 +324,7 @@ fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
         .to_str()
         .and_then(Access::parse)
         .ok_or_else(|| format!("explain: access must be read, write or exec, not {access:?}"))?;
-    let policy = Policy::new(settings(cli)?).map_err(|e| e.to_string())?;
+    let policy = Policy::new(settings(cli, None)?).map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let resolved = canonical_prefix(&cwd.join(path));
     let bytes = resolved.as_os_str().as_encoded_bytes();

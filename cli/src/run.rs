@@ -492,10 +492,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         return Err(format!("run: no command given\n{USAGE}"));
     };
     let opts = &cli.run;
-    let mut settings = settings(cli)?;
+    let exe = locate(program);
+    let mut settings = settings(cli, exe.as_ref().ok().map(PathBuf::as_path))?;
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
     let lib = find_library()?;
-    let exe = match locate(program) {
+    let exe = match exe {
         Ok(p) => p,
         Err((code, msg)) => {
             eprintln!("fsguard: {msg}");
