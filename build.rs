@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// Symbols defined in C; they must appear in the library's dynamic table.
 const SHIM_SYMBOLS: &[&str] = &[
-    "open", "open64", "openat", "openat64", "execl", "execle", "execlp", "dlopen",
+    "open", "open64", "openat", "openat64", "execl", "execle", "execlp", "dlopen", "syscall",
 ];
 
 fn main() {

@@ -130,3 +130,16 @@ void *dlopen(const char *name, int flags) {
         return NULL;
     return f(name, flags);
 }
+
+long fsguard_syscall(long nr, long a, long b, long c, long d, long e, long f);
+
+/* syscall(2): six arguments are read whatever the call takes, as glibc's
+ * own syscall() does; the Rust side checks the ones that name paths. */
+long syscall(long nr, ...) {
+    va_list ap;
+    va_start(ap, nr);
+    long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+    long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+    va_end(ap);
+    return fsguard_syscall(nr, a, b, c, d, e, f);
+}

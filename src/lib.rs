@@ -15,8 +15,13 @@ pub mod guard;
 #[macro_use]
 pub mod hooks;
 pub mod exec;
+pub mod hooks_more;
 pub mod resolve;
+pub mod syscall;
 pub mod trace;
+
+#[cfg(test)]
+mod docs;
 
 /// Runs the constructor before `main`. Left out of unit-test builds, whose
 /// harness must not guard itself.

@@ -1,0 +1,149 @@
+//! docs/hooks.md, rendered from the hook tables themselves; the test fails
+//! when the committed file differs (`FSGUARD_BLESS=1` rewrites it).
+
+use crate::hooks::{CheckInfo, HookInfo};
+
+/// Every hook table, in the order the reference lists them. A module that
+/// declares a new table adds it here.
+pub const TABLES: &[(&str, &[HookInfo])] = &[
+    ("Open family and core mutators", crate::hooks::TABLE),
+    (
+        "Temp files, walkers, nodes, xattrs, fd mutators, metadata",
+        crate::hooks_more::MORE,
+    ),
+    ("Written-out hooks", crate::hooks_more::CUSTOM),
+    ("exec and dlopen", crate::exec::EXEC_TABLE),
+    ("syscall(2)", crate::syscall::SYSCALLS),
+    ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
+];
+
+fn access(e: &str) -> String {
+    match e {
+        "READ" => "read".into(),
+        "WRITE" => "write".into(),
+        "READ_EXEC" | "EXEC" => "exec (a read)".into(),
+        "META" => "metadata".into(),
+        "ENOSYS" => "— (ENOSYS)".into(),
+        other => code(other),
+    }
+}
+
+fn follow(e: &str) -> String {
+    match e {
+        "Follow::Yes" => "followed".into(),
+        "Follow::Create" => "followed; dangling link → its target".into(),
+        "Follow::Entry" => "entry (not followed)".into(),
+        "Follow::Fd" => "the fd".into(),
+        "-" => "—".into(),
+        other => code(other),
+    }
+}
+
+fn dirfd(e: &str) -> String {
+    match e {
+        "AT_FDCWD" => "cwd".into(),
+        "-" => "—".into(),
+        other => code(other),
+    }
+}
+
+fn path(e: &str) -> String {
+    match e {
+        "std::ptr::null()" => "—".into(),
+        other => code(other),
+    }
+}
+
+fn code(e: &str) -> String {
+    // syscall(2) rows name raw arguments: p(b) is the second, as a pointer.
+    let mut e = e.to_string();
+    for (n, a) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        for conv in ["p", "i"] {
+            e = e.replace(&format!("{conv}({a})"), &format!("arg{}", n + 1));
+        }
+    }
+    let e = e.as_str();
+    if e.contains(' ') && !e.contains('(') || e.starts_with('(') {
+        e.replace('|', "\\|")
+    } else {
+        format!("`{}`", e.replace('|', "\\|"))
+    }
+}
+
+fn cell(checks: &[CheckInfo], f: impl Fn(&CheckInfo) -> String) -> String {
+    checks.iter().map(f).collect::<Vec<_>>().join("<br>")
+}
+
+/// The markdown reference of the given tables.
+pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
+    let mut s = String::from(
+        "<!-- Generated from the hook tables in src/ by `cargo test -p fsguard docs`; \
+         do not edit. Regenerate with FSGUARD_BLESS=1. -->\n\
+         # Hooked symbols\n\n\
+         Every libc symbol libfsguard interposes, the name its trace lines use, the \
+         access it is checked for, and how its path argument is resolved.\n\n\
+         - **access**: `read`, `write`, `exec` (decided as a read), or `metadata`: a \
+         metadata read is only checked with `hide_outside = true`, and then a refused \
+         one answers `ENOENT`; otherwise it goes straight to libc. An expression \
+         (`open_access(flags)`) means the access is derived from that argument at \
+         each call.\n\
+         - **last component**: `followed` (symlinks followed to the object), `entry` \
+         (the call acts on the directory entry itself), `the fd` (the object an fd \
+         or the dirfd refers to, read back from `/proc/self/fd`). An expression \
+         means it depends on the call's flags (`AT_SYMLINK_NOFOLLOW`, \
+         `AT_EMPTY_PATH`, a NULL path, `O_NOFOLLOW`, `O_CREAT|O_EXCL`).\n\
+         - **relative to**: the directory a relative path starts from.\n\
+         - Two lines in a row are the two paths of a rename or link; both are \
+         checked, and the first may not be a protected (`deny_always`) file.\n\n",
+    );
+    let total: usize = tables.iter().map(|(_, t)| t.len()).sum();
+    s += &format!("{total} entries.\n");
+    for (title, table) in tables {
+        s += &format!("\n## {title}\n\n");
+        s += "| symbol | trace name | access | last component | relative to | path argument |\n";
+        s += "|---|---|---|---|---|---|\n";
+        for h in table.iter() {
+            s += &format!(
+                "| `{}` | `{}` | {} | {} | {} | {} |\n",
+                h.symbol,
+                h.call,
+                cell(h.checks, |c| access(c.access)),
+                cell(h.checks, |c| follow(c.follow)),
+                cell(h.checks, |c| dirfd(c.dirfd)),
+                cell(h.checks, |c| path(c.path)),
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_hooks_md_is_current() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/hooks.md");
+        let want = render(TABLES);
+        if std::env::var_os("FSGUARD_BLESS").is_some() {
+            std::fs::write(file, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(file).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/hooks.md is out of date with the hook tables; \
+             rerun with FSGUARD_BLESS=1 cargo test -p fsguard docs"
+        );
+    }
+
+    #[test]
+    fn every_symbol_is_hooked_once() {
+        let mut seen = std::collections::HashSet::new();
+        for (_, table) in TABLES {
+            for h in table.iter() {
+                assert!(seen.insert(h.symbol), "{} declared twice", h.symbol);
+            }
+        }
+    }
+}

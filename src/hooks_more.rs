@@ -1,0 +1,852 @@
+//! The rest of libc's path entry points: temp files, glibc functions that
+//! open paths internally (so no other hook sees them), nodes, extended
+//! attributes, calls on fds that change a file, file handles, AF_UNIX
+//! `bind`, and metadata reads (confined only with `hide_outside`).
+//!
+//! Declared with the same `hooks!` table as the core set; the few calls
+//! that need more than "check, then call" are written out below with their
+//! own rows in [`CUSTOM`].
+
+use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
+
+use fsguard_policy::Access;
+use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
+
+use crate::guard::{self, set_errno, Target};
+use crate::hooks::{at_follow, link_follow, open_access, CheckInfo, HookInfo};
+use crate::resolve::Follow;
+
+const READ: Option<Access> = Some(Access::Read);
+const WRITE: Option<Access> = Some(Access::Write);
+/// A metadata read: checked only when `hide_outside` is set.
+const META: Option<Access> = None;
+
+/// glibc's `P_tmpdir`: `tmpfile` creates its file there, ignoring TMPDIR.
+const P_TMPDIR: &std::ffi::CStr = c"/tmp";
+
+const FTW_PHYS: c_int = 1;
+const FTS_COMFOLLOW: c_int = 0x1;
+const FTS_LOGICAL: c_int = 0x2;
+const GLOB_ALTDIRFUNC: c_int = 1 << 9;
+
+/// An fd argument as a dirfd for [`Follow::Fd`]: `AT_FDCWD` is not an fd
+/// here, so it must fail EBADF like any other bad fd, not name the cwd.
+pub fn fd_arg(fd: c_int) -> c_int {
+    if fd == AT_FDCWD {
+        -1
+    } else {
+        fd
+    }
+}
+
+/// readlinkat with an empty path reads the link the dirfd names.
+pub fn entry_or_fd(path: *const c_char) -> Follow {
+    // SAFETY: read only when non-NULL; a C string has at least its NUL.
+    if !path.is_null() && unsafe { *path } == 0 {
+        Follow::Fd
+    } else {
+        Follow::Entry
+    }
+}
+
+/// A template glibc accepts (`XXXXXX` before the suffix) creates a file: a
+/// write. Any other is refused by glibc with EINVAL before it touches the
+/// filesystem, so it is let through (as metadata) to get that errno.
+fn temp_access(template: *const c_char, suffixlen: c_int) -> Option<Access> {
+    if template.is_null() || suffixlen < 0 {
+        return META;
+    }
+    // SAFETY: a template is a C string.
+    let t = unsafe { std::ffi::CStr::from_ptr(template) }.to_bytes();
+    let end = t.len().checked_sub(suffixlen as usize);
+    match end.and_then(|e| Some(&t[e.checked_sub(6)?..e])) {
+        Some(b"XXXXXX") => WRITE,
+        _ => META,
+    }
+}
+
+/// nftw's FTW_PHYS reports a symlinked start path instead of following it.
+fn ftw_follow(flags: c_int) -> Follow {
+    if flags & FTW_PHYS != 0 {
+        Follow::Entry
+    } else {
+        Follow::Yes
+    }
+}
+
+fn fts_follow(options: c_int) -> Follow {
+    if options & (FTS_COMFOLLOW | FTS_LOGICAL) != 0 {
+        Follow::Yes
+    } else {
+        Follow::Entry
+    }
+}
+
+hooks! {
+    table MORE;
+    // Temp files: glibc creates them through internal calls.
+    /// The template's directory must be writable; the name is the template
+    /// as given (its XXXXXX not yet replaced).
+    "mkstemp" as "mkstemp"
+    fn mkstemp(template: *mut c_char) -> c_int,
+        fail -1,
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    "mkstemp64" as "mkstemp"
+    fn mkstemp64(template: *mut c_char) -> c_int,
+        fail -1,
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    "mkostemp" as "mkostemp"
+    fn mkostemp(template: *mut c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    "mkostemp64" as "mkostemp"
+    fn mkostemp64(template: *mut c_char, flags: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    "mkstemps" as "mkstemps"
+    fn mkstemps(template: *mut c_char, suffixlen: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    "mkstemps64" as "mkstemps"
+    fn mkstemps64(template: *mut c_char, suffixlen: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    "mkostemps" as "mkostemps"
+    fn mkostemps(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    "mkostemps64" as "mkostemps"
+    fn mkostemps64(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    "mkdtemp" as "mkdtemp"
+    fn mkdtemp(template: *mut c_char) -> *mut c_char,
+        fail std::ptr::null_mut(),
+        check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    /// Checked as the `O_TMPFILE` open of `P_tmpdir` glibc makes.
+    "tmpfile" as "tmpfile"
+    fn tmpfile() -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR.as_ptr(), false];
+    "tmpfile64" as "tmpfile"
+    fn tmpfile64() -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR.as_ptr(), false];
+
+    // Directory walkers: glibc lists the start directory with its internal
+    // opendir. The walk below it is not seen (docs/limits.md).
+    "scandir" as "scandir"
+    fn scandir(dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    "scandir64" as "scandir"
+    fn scandir64(dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    "scandirat" as "scandirat"
+    fn scandirat(dirfd: c_int, dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, dirfd, dir, false];
+    "scandirat64" as "scandirat"
+    fn scandirat64(dirfd: c_int, dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, dirfd, dir, false];
+    "ftw" as "ftw"
+    fn ftw(dir: *const c_char, func: *mut c_void, nopenfd: c_int) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    "ftw64" as "ftw"
+    fn ftw64(dir: *const c_char, func: *mut c_void, nopenfd: c_int) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    "nftw" as "nftw"
+    fn nftw(dir: *const c_char, func: *mut c_void, nopenfd: c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [READ, ftw_follow(flags), AT_FDCWD, dir, false];
+    "nftw64" as "nftw"
+    fn nftw64(dir: *const c_char, func: *mut c_void, nopenfd: c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [READ, ftw_follow(flags), AT_FDCWD, dir, false];
+
+    // Nodes.
+    "mknod" as "mknod"
+    fn mknod(path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "mknodat" as "mknodat"
+    fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, dirfd, path, false];
+    /// glibc < 2.33 headers compile mknod to this.
+    "__xmknod" as "mknod"
+    fn __xmknod(ver: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "__xmknodat" as "mknodat"
+    fn __xmknodat(ver: c_int, dirfd: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, dirfd, path, false];
+    "mkfifo" as "mkfifo"
+    fn mkfifo(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "mkfifoat" as "mkfifoat"
+    fn mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, dirfd, path, false];
+    "lchmod" as "lchmod"
+    fn lchmod(path: *const c_char, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    /// A NULL path acts on the dirfd.
+    "futimesat" as "futimesat"
+    fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
+        fail -1,
+        check [WRITE, at_follow(0, path), dirfd, path, false];
+    "lutimes" as "lutimes"
+    fn lutimes(path: *const c_char, times: *const libc::timeval) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+
+    // Extended attributes.
+    "setxattr" as "setxattr"
+    fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "lsetxattr" as "lsetxattr"
+    fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    "removexattr" as "removexattr"
+    fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    "lremovexattr" as "lremovexattr"
+    fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+
+    // Calls on an fd that change the file: an fd opened for reading must
+    // not become a way to change a file the policy protects.
+    "fsetxattr" as "fsetxattr"
+    fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+    "fremovexattr" as "fremovexattr"
+    fn fremovexattr(fd: c_int, name: *const c_char) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+    "fchmod" as "fchmod"
+    fn fchmod(fd: c_int, mode: mode_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+    "fchown" as "fchown"
+    fn fchown(fd: c_int, owner: uid_t, group: gid_t) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+    "futimens" as "futimens"
+    fn futimens(fd: c_int, times: *const libc::timespec) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+    "futimes" as "futimes"
+    fn futimes(fd: c_int, times: *const libc::timeval) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+
+    // File handles: a handle names a file without its path.
+    "name_to_handle_at" as "name_to_handle_at"
+    fn name_to_handle_at(dirfd: c_int, path: *const c_char, handle: *mut c_void, mount_id: *mut c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [META, link_follow(flags, path), dirfd, path, false];
+
+    // Metadata reads: pass straight through unless `hide_outside`.
+    "stat" as "stat"
+    fn stat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "stat64" as "stat"
+    fn stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "lstat" as "lstat"
+    fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "lstat64" as "lstat"
+    fn lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "fstatat" as "fstatat"
+    fn fstatat(dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    "fstatat64" as "fstatat"
+    fn fstatat64(dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    "statx" as "statx"
+    fn statx(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    /// glibc < 2.33 headers compile stat to this.
+    "__xstat" as "stat"
+    fn __xstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "__xstat64" as "stat"
+    fn __xstat64(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "__lxstat" as "lstat"
+    fn __lxstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "__lxstat64" as "lstat"
+    fn __lxstat64(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "__fxstatat" as "fstatat"
+    fn __fxstatat(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    "__fxstatat64" as "fstatat"
+    fn __fxstatat64(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    "access" as "access"
+    fn access(path: *const c_char, mode: c_int) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "faccessat" as "faccessat"
+    fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    "eaccess" as "eaccess"
+    fn eaccess(path: *const c_char, mode: c_int) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "euidaccess" as "euidaccess"
+    fn euidaccess(path: *const c_char, mode: c_int) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "readlink" as "readlink"
+    fn readlink(path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "readlinkat" as "readlinkat"
+    fn readlinkat(dirfd: c_int, path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, entry_or_fd(path), dirfd, path, false];
+    /// The fortified readlink (`_FORTIFY_SOURCE`).
+    "__readlink_chk" as "readlink"
+    fn __readlink_chk(path: *const c_char, buf: *mut c_char, size: size_t, buflen: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "__readlinkat_chk" as "readlinkat"
+    fn __readlinkat_chk(dirfd: c_int, path: *const c_char, buf: *mut c_char, size: size_t, buflen: size_t) -> ssize_t,
+        fail -1,
+        check [META, entry_or_fd(path), dirfd, path, false];
+    "realpath" as "realpath"
+    fn realpath(path: *const c_char, resolved: *mut c_char) -> *mut c_char,
+        fail std::ptr::null_mut(),
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "__realpath_chk" as "realpath"
+    fn __realpath_chk(path: *const c_char, resolved: *mut c_char, resolvedlen: size_t) -> *mut c_char,
+        fail std::ptr::null_mut(),
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "canonicalize_file_name" as "canonicalize_file_name"
+    fn canonicalize_file_name(path: *const c_char) -> *mut c_char,
+        fail std::ptr::null_mut(),
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "getxattr" as "getxattr"
+    fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "lgetxattr" as "lgetxattr"
+    fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "listxattr" as "listxattr"
+    fn listxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "llistxattr" as "llistxattr"
+    fn llistxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        fail -1,
+        check [META, Follow::Entry, AT_FDCWD, path, false];
+    "statfs" as "statfs"
+    fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "statfs64" as "statfs"
+    fn statfs64(path: *const c_char, buf: *mut libc::statfs64) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "statvfs" as "statvfs"
+    fn statvfs(path: *const c_char, buf: *mut libc::statvfs) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "statvfs64" as "statvfs"
+    fn statvfs64(path: *const c_char, buf: *mut libc::statvfs64) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "pathconf" as "pathconf"
+    fn pathconf(path: *const c_char, name: c_int) -> c_long,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    "chdir" as "chdir"
+    fn chdir(path: *const c_char) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+}
+
+/// `/dev/shm/NAME` for a shm_open name (leading slashes dropped, as glibc
+/// does); `None` for a name glibc itself rejects (empty, with a `/`, too
+/// long), which the real call then fails with glibc's own errno.
+struct ShmPath([u8; 10 + 256]);
+
+impl ShmPath {
+    fn as_ptr(&self) -> *const c_char {
+        self.0.as_ptr().cast()
+    }
+}
+
+fn shm_path(name: *const c_char) -> Option<ShmPath> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: shm_open's name is a C string.
+    let n = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
+    let start = n.iter().position(|&b| b != b'/').unwrap_or(n.len());
+    let n = &n[start..];
+    if n.is_empty() || n.len() > 255 || n.contains(&b'/') {
+        return None;
+    }
+    let mut buf = [0u8; 10 + 256];
+    buf[..9].copy_from_slice(b"/dev/shm/");
+    buf[9..9 + n.len()].copy_from_slice(n);
+    Some(ShmPath(buf))
+}
+
+/// Checks one target; `Err(errno)` to fail the call.
+fn check1(
+    call: &'static str,
+    access: Option<Access>,
+    follow: Follow,
+    dirfd: c_int,
+    path: *const c_char,
+) -> Result<(), c_int> {
+    guard::check(
+        call,
+        &[Target {
+            access,
+            follow,
+            dirfd,
+            path,
+            moves: false,
+        }],
+    )
+}
+
+/// shm_open opens `/dev/shm/NAME` with O_NOFOLLOW through an internal call.
+#[no_mangle]
+pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int {
+    if let Some(p) = shm_path(name) {
+        if let Err(e) = check1(
+            "shm_open",
+            open_access(oflag),
+            Follow::Entry,
+            AT_FDCWD,
+            p.as_ptr(),
+        ) {
+            set_errno(e);
+            return -1;
+        }
+    }
+    hooks!(@real "shm_open", unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int, -1, (name, oflag, mode))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
+    if let Some(p) = shm_path(name) {
+        if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, p.as_ptr()) {
+            set_errno(e);
+            return -1;
+        }
+    }
+    hooks!(@real "shm_unlink", unsafe extern "C" fn(*const c_char) -> c_int, -1, (name))
+}
+
+/// fts walks each path of `argv`; each start path is a read.
+unsafe fn fts_check(argv: *const *mut c_char, options: c_int) -> Result<(), c_int> {
+    if argv.is_null() {
+        return Ok(());
+    }
+    let mut p = argv;
+    // SAFETY: fts_open's argv is a NULL-terminated array of C strings.
+    unsafe {
+        while !(*p).is_null() {
+            check1("fts_open", READ, fts_follow(options), AT_FDCWD, *p)?;
+            p = p.add(1);
+        }
+    }
+    Ok(())
+}
+
+type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) -> *mut c_void;
+
+#[no_mangle]
+pub unsafe extern "C" fn fts_open(
+    argv: *const *mut c_char,
+    options: c_int,
+    compar: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: the caller's argv.
+    if let Err(e) = unsafe { fts_check(argv, options) } {
+        set_errno(e);
+        return std::ptr::null_mut();
+    }
+    hooks!(@real "fts_open", FtsOpenFn, std::ptr::null_mut(), (argv, options, compar))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fts64_open(
+    argv: *const *mut c_char,
+    options: c_int,
+    compar: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: the caller's argv.
+    if let Err(e) = unsafe { fts_check(argv, options) } {
+        set_errno(e);
+        return std::ptr::null_mut();
+    }
+    hooks!(@real "fts64_open", FtsOpenFn, std::ptr::null_mut(), (argv, options, compar))
+}
+
+/// glibc's `glob_t` (and `glob64_t`, the same on LP64).
+#[repr(C)]
+pub struct GlobT {
+    pathc: size_t,
+    pathv: *mut *mut c_char,
+    offs: size_t,
+    flags: c_int,
+    closedir: *mut c_void,
+    readdir: *mut c_void,
+    opendir: *mut c_void,
+    lstat: *mut c_void,
+    stat: *mut c_void,
+}
+
+/// glob's directory opener: each directory the pattern reads is checked.
+unsafe extern "C" fn glob_opendir(path: *const c_char) -> *mut c_void {
+    if let Err(e) = check1("glob", READ, Follow::Yes, AT_FDCWD, path) {
+        set_errno(e);
+        return std::ptr::null_mut();
+    }
+    hooks!(@real "opendir", unsafe extern "C" fn(*const c_char) -> *mut c_void, std::ptr::null_mut(), (path))
+}
+
+unsafe extern "C" fn glob_readdir(dir: *mut c_void) -> *mut c_void {
+    hooks!(@real "readdir", unsafe extern "C" fn(*mut c_void) -> *mut c_void, std::ptr::null_mut(), (dir))
+}
+
+unsafe extern "C" fn glob_closedir(dir: *mut c_void) {
+    if let Some(f) = crate::real::real!("closedir", unsafe extern "C" fn(*mut c_void) -> c_int) {
+        // SAFETY: a stream glob_opendir opened.
+        unsafe { f(dir) };
+    }
+}
+
+unsafe extern "C" fn glob_stat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: glob's own arguments, passed on to the stat hook.
+    unsafe { stat64(path, buf) }
+}
+
+unsafe extern "C" fn glob_lstat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: as above.
+    unsafe { lstat64(path, buf) }
+}
+
+type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
+
+/// glob reads directories with its internal opendir; unless the caller
+/// brought its own (GLOB_ALTDIRFUNC), it is handed ours, which checks each
+/// directory. A refused one fails like an unreadable one (errfunc, GLOB_ERR).
+unsafe fn glob_checked(
+    real: Option<GlobFn>,
+    pattern: *const c_char,
+    flags: c_int,
+    errfunc: *mut c_void,
+    pglob: *mut GlobT,
+) -> c_int {
+    const GLOB_ABORTED: c_int = 2;
+    let Some(real) = real else {
+        set_errno(libc::ENOSYS);
+        return GLOB_ABORTED;
+    };
+    let active =
+        guard::get().is_some_and(|g| g.policy.confines_reads() || g.policy.settings().hide_outside);
+    if !active || flags & GLOB_ALTDIRFUNC != 0 || pglob.is_null() {
+        // SAFETY: the caller's arguments.
+        return unsafe { real(pattern, flags, errfunc, pglob) };
+    }
+    // SAFETY: pglob is the caller's glob_t; its callback fields are ours for
+    // the duration of the call and restored after.
+    unsafe {
+        let g = &mut *pglob;
+        let saved = (g.closedir, g.readdir, g.opendir, g.lstat, g.stat);
+        g.closedir = glob_closedir as *mut c_void;
+        g.readdir = glob_readdir as *mut c_void;
+        g.opendir = glob_opendir as *mut c_void;
+        g.lstat = glob_lstat as *mut c_void;
+        g.stat = glob_stat as *mut c_void;
+        let r = real(pattern, flags | GLOB_ALTDIRFUNC, errfunc, pglob);
+        let g = &mut *pglob;
+        g.flags &= !GLOB_ALTDIRFUNC;
+        (g.closedir, g.readdir, g.opendir, g.lstat, g.stat) = saved;
+        r
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn glob(
+    pattern: *const c_char,
+    flags: c_int,
+    errfunc: *mut c_void,
+    pglob: *mut GlobT,
+) -> c_int {
+    let real = crate::real::real!("glob", GlobFn);
+    // SAFETY: the caller's arguments.
+    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
+}
+
+#[cfg(target_pointer_width = "64")]
+#[no_mangle]
+pub unsafe extern "C" fn glob64(
+    pattern: *const c_char,
+    flags: c_int,
+    errfunc: *mut c_void,
+    pglob: *mut GlobT,
+) -> c_int {
+    let real = crate::real::real!("glob64", GlobFn);
+    // SAFETY: the caller's arguments.
+    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
+}
+
+/// open_by_handle_at opens a file by handle, without a path: the opened
+/// object is checked, and closed again if refused.
+pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
+    if fd < 0 {
+        return Ok(fd);
+    }
+    match check1(
+        "open_by_handle_at",
+        open_access(flags),
+        Follow::Fd,
+        fd,
+        std::ptr::null(),
+    ) {
+        Ok(()) => Ok(fd),
+        Err(e) => {
+            // SAFETY: the fd the real call just returned to us.
+            unsafe { libc::close(fd) };
+            Err(e)
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn open_by_handle_at(
+    mount_fd: c_int,
+    handle: *mut c_void,
+    flags: c_int,
+) -> c_int {
+    let fd: c_int = hooks!(@real "open_by_handle_at", unsafe extern "C" fn(c_int, *mut c_void, c_int) -> c_int, -1, (mount_fd, handle, flags));
+    match checked_handle_fd(fd, flags) {
+        Ok(fd) => fd,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}
+
+/// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
+/// `None` for other families, abstract and unnamed sockets.
+pub fn unix_path(addr: *const libc::sockaddr, len: libc::socklen_t, buf: &mut [u8; 110]) -> bool {
+    let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+    let len = len as usize;
+    if addr.is_null() || len <= off {
+        return false;
+    }
+    // SAFETY: the caller passed at least `len` > 2 bytes at addr.
+    let (family, first) = unsafe {
+        let a = addr.cast::<libc::sockaddr_un>();
+        ((*a).sun_family, *addr.cast::<u8>().add(off))
+    };
+    if c_int::from(family) != libc::AF_UNIX || first == 0 {
+        return false;
+    }
+    let n = (len - off).min(108);
+    // SAFETY: n bytes of sun_path lie within the caller's `len` bytes.
+    let src = unsafe { std::slice::from_raw_parts(addr.cast::<u8>().add(off), n) };
+    let n = src.iter().position(|&b| b == 0).unwrap_or(n);
+    buf[..n].copy_from_slice(&src[..n]);
+    buf[n] = 0;
+    true
+}
+
+/// bind on an AF_UNIX path creates a socket file there: a write.
+pub fn check_bind(addr: *const libc::sockaddr, len: libc::socklen_t) -> Result<(), c_int> {
+    let mut buf = [0u8; 110];
+    if !unix_path(addr, len, &mut buf) {
+        return Ok(());
+    }
+    check1("bind", WRITE, Follow::Entry, AT_FDCWD, buf.as_ptr().cast())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn bind(
+    fd: c_int,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> c_int {
+    if let Err(e) = check_bind(addr, len) {
+        set_errno(e);
+        return -1;
+    }
+    hooks!(@real "bind", unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int, -1, (fd, addr, len))
+}
+
+const fn row(symbol: &'static str, call: &'static str, checks: &'static [CheckInfo]) -> HookInfo {
+    HookInfo {
+        symbol,
+        call,
+        checks,
+    }
+}
+
+const fn chk(
+    access: &'static str,
+    follow: &'static str,
+    dirfd: &'static str,
+    path: &'static str,
+) -> CheckInfo {
+    CheckInfo {
+        access,
+        follow,
+        dirfd,
+        path,
+    }
+}
+
+const FTS: &[CheckInfo] = &[chk(
+    "READ",
+    "fts_follow(options)",
+    "AT_FDCWD",
+    "each of argv",
+)];
+const GLOB: &[CheckInfo] = &[chk(
+    "READ",
+    "Follow::Yes",
+    "AT_FDCWD",
+    "each directory glob opens",
+)];
+
+/// The hooks written out above (anything but "check, then call").
+pub static CUSTOM: &[HookInfo] = &[
+    row(
+        "shm_open",
+        "shm_open",
+        &[chk(
+            "open_access(oflag)",
+            "Follow::Entry",
+            "AT_FDCWD",
+            "/dev/shm/name",
+        )],
+    ),
+    row(
+        "shm_unlink",
+        "shm_unlink",
+        &[chk("WRITE", "Follow::Entry", "AT_FDCWD", "/dev/shm/name")],
+    ),
+    row("fts_open", "fts_open", FTS),
+    row("fts64_open", "fts_open", FTS),
+    row("glob", "glob", GLOB),
+    #[cfg(target_pointer_width = "64")]
+    row("glob64", "glob", GLOB),
+    row(
+        "open_by_handle_at",
+        "open_by_handle_at",
+        &[chk(
+            "open_access(flags)",
+            "Follow::Fd",
+            "the returned fd",
+            "(opened, then checked)",
+        )],
+    ),
+    row(
+        "bind",
+        "bind",
+        &[chk(
+            "WRITE",
+            "Follow::Entry",
+            "AT_FDCWD",
+            "addr.sun_path (AF_UNIX, not abstract)",
+        )],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_templates() {
+        assert_eq!(temp_access(c"d/tXXXXXX".as_ptr(), 0), WRITE);
+        assert_eq!(temp_access(c"XXXXXX.s".as_ptr(), 2), WRITE);
+        assert_eq!(temp_access(c"d/tXXXXX".as_ptr(), 0), META);
+        assert_eq!(temp_access(c"tXXXXXX.s".as_ptr(), 0), META);
+        assert_eq!(temp_access(c".s".as_ptr(), 2), META);
+        assert_eq!(temp_access(c"XXXXXX".as_ptr(), 7), META);
+    }
+
+    #[test]
+    fn shm_names() {
+        let s = |n: &std::ffi::CStr| {
+            let p = shm_path(n.as_ptr())?;
+            let end = p.0.iter().position(|&b| b == 0).unwrap();
+            Some(String::from_utf8(p.0[..end].to_vec()).unwrap())
+        };
+        assert_eq!(s(c"/x").as_deref(), Some("/dev/shm/x"));
+        assert_eq!(s(c"//x").as_deref(), Some("/dev/shm/x"));
+        assert_eq!(s(c"x").as_deref(), Some("/dev/shm/x"));
+        assert_eq!(s(c"a/b"), None);
+        assert_eq!(s(c"/"), None);
+        assert_eq!(s(c""), None);
+    }
+
+    #[test]
+    fn unix_paths() {
+        let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (i, b) in b"/tmp/s".iter().enumerate() {
+            a.sun_path[i] = *b as c_char;
+        }
+        let p = (&a as *const libc::sockaddr_un).cast();
+        let full = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        let mut buf = [0u8; 110];
+        assert!(unix_path(p, full, &mut buf));
+        assert_eq!(&buf[..7], b"/tmp/s\0");
+        // Length that cuts the name, without a NUL.
+        assert!(unix_path(p, 2 + 4, &mut buf));
+        assert_eq!(&buf[..5], b"/tmp\0");
+        // Unnamed and abstract sockets create no file.
+        assert!(!unix_path(p, 2, &mut buf));
+        a.sun_path[0] = 0;
+        assert!(!unix_path(p, full, &mut buf));
+        a.sun_path[0] = b'/' as c_char;
+        a.sun_family = libc::AF_INET as libc::sa_family_t;
+        assert!(!unix_path(p, full, &mut buf));
+    }
+}

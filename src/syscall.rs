@@ -1,0 +1,285 @@
+//! `syscall(2)`: the variadic entry point in shim/shim.c reads six
+//! arguments and calls [`fsguard_syscall`], which checks the path system
+//! calls exactly as the libc wrappers are checked and passes everything
+//! else straight to the real `syscall`.
+
+use std::ffi::{c_char, c_int, c_long, c_uint};
+
+use fsguard_policy::Access;
+use libc::AT_FDCWD;
+
+use crate::guard::{self, set_errno, Target};
+use crate::hooks::{at_follow, link_follow, open_access, open_follow, CheckInfo, HookInfo};
+use crate::hooks_more::{check_bind, checked_handle_fd, entry_or_fd, fd_arg};
+use crate::resolve::Follow;
+
+const WRITE: Option<Access> = Some(Access::Write);
+const META: Option<Access> = None;
+
+/// Newer than some libc crate targets know; the number is the same on
+/// every architecture (the unified table).
+const SYS_FCHMODAT2: c_long = 452;
+
+fn p(a: c_long) -> *const c_char {
+    a as *const c_char
+}
+
+fn i(a: c_long) -> c_int {
+    a as c_int
+}
+
+/// Declares the checked system calls: one match arm each, and a row of
+/// [`SYSCALLS`]. The argument names are the invocation's, so the check
+/// expressions below can use them.
+macro_rules! syscalls {
+    (fn $name:ident($nr:ident, $($a:ident),*); $(
+        $(#[$m:meta])*
+        $sys:ident as $call:literal => [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);+];
+    )*) => {
+        /// `None` for a system call that names no path; else the verdict.
+        fn $name($nr: c_long, $($a: c_long),*) -> Option<Result<(), c_int>> {
+            $(let _ = $a;)*
+            match $nr {
+                $(
+                    $(#[$m])*
+                    x if x == $sys => Some(guard::check($call, &[$(Target {
+                        access: $access,
+                        follow: $follow,
+                        dirfd: $dirfd,
+                        path: $path,
+                        moves: $moves,
+                    }),+])),
+                )*
+                _ => None,
+            }
+        }
+
+        /// The checked system calls, as declared.
+        pub static SYSCALLS: &[HookInfo] = &[$(
+            $(#[$m])*
+            HookInfo {
+                symbol: concat!("syscall(", stringify!($sys), ")"),
+                call: $call,
+                checks: &[$(CheckInfo {
+                    access: stringify!($access),
+                    follow: stringify!($follow),
+                    dirfd: stringify!($dirfd),
+                    path: stringify!($path),
+                }),+],
+            },
+        )*];
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+use libc::{
+    SYS_access, SYS_chmod, SYS_chown, SYS_creat, SYS_futimesat, SYS_lchown, SYS_link, SYS_lstat,
+    SYS_mkdir, SYS_mknod, SYS_open, SYS_readlink, SYS_rename, SYS_rmdir, SYS_stat, SYS_symlink,
+    SYS_unlink, SYS_utime, SYS_utimes,
+};
+use libc::{
+    SYS_faccessat, SYS_faccessat2, SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat,
+    SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr, SYS_lgetxattr, SYS_linkat, SYS_listxattr,
+    SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mkdirat, SYS_mknodat,
+    SYS_name_to_handle_at, SYS_newfstatat, SYS_openat, SYS_readlinkat, SYS_removexattr,
+    SYS_renameat, SYS_renameat2, SYS_setxattr, SYS_statfs, SYS_statx, SYS_symlinkat, SYS_truncate,
+    SYS_unlinkat, SYS_utimensat,
+};
+
+syscalls! {
+    fn check_syscall(nr, a, b, c, d, e, f);
+    #[cfg(target_arch = "x86_64")]
+    SYS_open as "open" => [open_access(i(b)), open_follow(i(b)), AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_creat as "creat" => [WRITE, Follow::Create, AT_FDCWD, p(a), false];
+    SYS_openat as "openat" => [open_access(i(c)), open_follow(i(c)), i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_unlink as "unlink" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_unlinkat as "unlinkat" => [WRITE, Follow::Entry, i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_rmdir as "rmdir" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_rename as "rename" => [WRITE, Follow::Entry, AT_FDCWD, p(a), true;
+                                WRITE, Follow::Entry, AT_FDCWD, p(b), false];
+    SYS_renameat as "renameat" => [WRITE, Follow::Entry, i(a), p(b), true;
+                                    WRITE, Follow::Entry, i(c), p(d), false];
+    SYS_renameat2 as "renameat2" => [WRITE, Follow::Entry, i(a), p(b), true;
+                                      WRITE, Follow::Entry, i(c), p(d),
+                                      (e as c_uint) & libc::RENAME_EXCHANGE != 0];
+    #[cfg(target_arch = "x86_64")]
+    SYS_mkdir as "mkdir" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_mkdirat as "mkdirat" => [WRITE, Follow::Entry, i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_link as "link" => [WRITE, Follow::Entry, AT_FDCWD, p(a), true;
+                            WRITE, Follow::Entry, AT_FDCWD, p(b), false];
+    SYS_linkat as "linkat" => [WRITE, link_follow(i(e), p(b)), i(a), p(b), true;
+                                WRITE, Follow::Entry, i(c), p(d), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_symlink as "symlink" => [WRITE, Follow::Entry, AT_FDCWD, p(b), false];
+    SYS_symlinkat as "symlinkat" => [WRITE, Follow::Entry, i(b), p(c), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_chmod as "chmod" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    // The system call has no flags argument: it always follows.
+    SYS_fchmodat as "fchmodat" => [WRITE, Follow::Yes, i(a), p(b), false];
+    SYS_FCHMODAT2 as "fchmodat" => [WRITE, at_follow(i(d), p(b)), i(a), p(b), false];
+    SYS_fchmod as "fchmod" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_chown as "chown" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_lchown as "lchown" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_fchownat as "fchownat" => [WRITE, at_follow(i(e), p(b)), i(a), p(b), false];
+    SYS_fchown as "fchown" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_truncate as "truncate" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_utime as "utime" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_utimes as "utimes" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_utimensat as "utimensat" => [WRITE, at_follow(i(d), p(b)), i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_futimesat as "futimesat" => [WRITE, at_follow(0, p(b)), i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_mknod as "mknod" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_mknodat as "mknodat" => [WRITE, Follow::Entry, i(a), p(b), false];
+    SYS_setxattr as "setxattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_lsetxattr as "lsetxattr" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_fsetxattr as "fsetxattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_removexattr as "removexattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_stat as "stat" => [META, Follow::Yes, AT_FDCWD, p(a), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_lstat as "lstat" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_newfstatat as "fstatat" => [META, at_follow(i(d), p(b)), i(a), p(b), false];
+    SYS_statx as "statx" => [META, at_follow(i(c), p(b)), i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_access as "access" => [META, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_faccessat as "faccessat" => [META, Follow::Yes, i(a), p(b), false];
+    SYS_faccessat2 as "faccessat" => [META, at_follow(i(d), p(b)), i(a), p(b), false];
+    #[cfg(target_arch = "x86_64")]
+    SYS_readlink as "readlink" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_readlinkat as "readlinkat" => [META, entry_or_fd(p(b)), i(a), p(b), false];
+    SYS_getxattr as "getxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_lgetxattr as "lgetxattr" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_listxattr as "listxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_llistxattr as "llistxattr" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_statfs as "statfs" => [META, Follow::Yes, AT_FDCWD, p(a), false];
+    SYS_name_to_handle_at as "name_to_handle_at" => [META, link_follow(i(e), p(b)), i(a), p(b), false];
+}
+
+/// The system calls handled outside the table.
+pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
+    HookInfo {
+        symbol: "syscall(SYS_openat2)",
+        call: "openat2",
+        checks: &[CheckInfo {
+            access: "ENOSYS",
+            follow: "-",
+            dirfd: "-",
+            path: "(answered ENOSYS: callers fall back to openat)",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_execve)",
+        call: "execve",
+        checks: &[CheckInfo {
+            access: "EXEC",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "arg1, through the execve hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_execveat)",
+        call: "execveat",
+        checks: &[CheckInfo {
+            access: "EXEC",
+            follow: "at_follow(i(e), p(b))",
+            dirfd: "i(a)",
+            path: "arg2, through the execveat hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_bind)",
+        call: "bind",
+        checks: &[CheckInfo {
+            access: "WRITE",
+            follow: "Follow::Entry",
+            dirfd: "AT_FDCWD",
+            path: "addr.sun_path (AF_UNIX, not abstract)",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_open_by_handle_at)",
+        call: "open_by_handle_at",
+        checks: &[CheckInfo {
+            access: "open_access(flags)",
+            follow: "Follow::Fd",
+            dirfd: "the returned fd",
+            path: "(opened, then checked)",
+        }],
+    },
+];
+
+type Argv = *const *const c_char;
+
+type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
+
+fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
+    match crate::real::real!("syscall", SyscallFn) {
+        // SAFETY: the real syscall with the caller's arguments.
+        Some(f) => unsafe { f(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
+        None => {
+            set_errno(libc::ENOSYS);
+            -1
+        }
+    }
+}
+
+/// Called by the variadic `syscall` in shim/shim.c.
+#[no_mangle]
+pub extern "C" fn fsguard_syscall(
+    nr: c_long,
+    a: c_long,
+    b: c_long,
+    c: c_long,
+    d: c_long,
+    e: c_long,
+    f: c_long,
+) -> c_long {
+    let args = [a, b, c, d, e, f];
+    let verdict = match nr {
+        // openat2's RESOLVE_* flags change how the path resolves; rather
+        // than guess, say it does not exist so callers use openat.
+        libc::SYS_openat2 if guard::get().is_some() => Err(libc::ENOSYS),
+        // The exec hooks check the file and keep the guard in the child's
+        // environment; they call libc's execve, the same system call.
+        libc::SYS_execve => {
+            // SAFETY: the caller's execve arguments.
+            return unsafe { crate::exec::execve(p(a), b as Argv, c as Argv) }.into();
+        }
+        libc::SYS_execveat => {
+            // SAFETY: the caller's execveat arguments.
+            return unsafe { crate::exec::execveat(i(a), p(b), c as Argv, d as Argv, i(e)) }.into();
+        }
+        libc::SYS_bind => check_bind(a as *const libc::sockaddr, b as libc::socklen_t),
+        libc::SYS_open_by_handle_at => {
+            let fd = real_syscall(nr, args);
+            return match checked_handle_fd(fd as c_int, i(c)) {
+                Ok(_) => fd,
+                Err(e) => {
+                    set_errno(e);
+                    -1
+                }
+            };
+        }
+        _ => check_syscall(nr, a, b, c, d, e, f).unwrap_or(Ok(())),
+    };
+    match verdict {
+        Ok(()) => real_syscall(nr, args),
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}
