@@ -13,6 +13,7 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
     ),
     ("Written-out hooks", crate::hooks_more::CUSTOM),
     ("exec and dlopen", crate::exec::EXEC_TABLE),
+    ("posix_spawn file actions", crate::exec::SPAWN_TABLE),
     ("syscall(2)", crate::syscall::SYSCALLS),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
 ];
@@ -33,6 +34,7 @@ fn follow(e: &str) -> String {
         "Follow::Yes" => "followed".into(),
         "Follow::Create" => "followed; dangling link → its target".into(),
         "Follow::Entry" => "entry (not followed)".into(),
+        "Follow::NoFollow" => "not followed (a trailing `/` follows)".into(),
         "Follow::Fd" => "the fd".into(),
         "-" => "—".into(),
         other => code(other),
@@ -88,7 +90,9 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
          (`open_access(flags)`) means the access is derived from that argument at \
          each call.\n\
          - **last component**: `followed` (symlinks followed to the object), `entry` \
-         (the call acts on the directory entry itself), `the fd` (the object an fd \
+         (the call acts on the directory entry itself), `not followed` (the object \
+         named, not what a final symlink points to; a trailing `/` makes the kernel \
+         follow it), `the fd` (the object an fd \
          or the dirfd refers to, read back from `/proc/self/fd`). An expression \
          means it depends on the call's flags (`AT_SYMLINK_NOFOLLOW`, \
          `AT_EMPTY_PATH`, a NULL path, `O_NOFOLLOW`, `O_CREAT|O_EXCL`).\n\

@@ -68,7 +68,7 @@ fn temp_access(template: *const c_char, suffixlen: c_int) -> Option<Access> {
 /// nftw's FTW_PHYS reports a symlinked start path instead of following it.
 fn ftw_follow(flags: c_int) -> Follow {
     if flags & FTW_PHYS != 0 {
-        Follow::Entry
+        Follow::NoFollow
     } else {
         Follow::Yes
     }
@@ -78,7 +78,7 @@ fn fts_follow(options: c_int) -> Follow {
     if options & (FTS_COMFOLLOW | FTS_LOGICAL) != 0 {
         Follow::Yes
     } else {
-        Follow::Entry
+        Follow::NoFollow
     }
 }
 
@@ -197,7 +197,7 @@ hooks! {
     "lchmod" as "lchmod"
     fn lchmod(path: *const c_char, mode: mode_t) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     /// A NULL path acts on the dirfd.
     "futimesat" as "futimesat"
     fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
@@ -206,7 +206,7 @@ hooks! {
     "lutimes" as "lutimes"
     fn lutimes(path: *const c_char, times: *const libc::timeval) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
 
     // Extended attributes.
     "setxattr" as "setxattr"
@@ -216,7 +216,7 @@ hooks! {
     "lsetxattr" as "lsetxattr"
     fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "removexattr" as "removexattr"
     fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
         fail -1,
@@ -224,7 +224,7 @@ hooks! {
     "lremovexattr" as "lremovexattr"
     fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
         fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
 
     // Calls on an fd that change the file: an fd opened for reading must
     // not become a way to change a file the policy protects.
@@ -271,11 +271,11 @@ hooks! {
     "lstat" as "lstat"
     fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "lstat64" as "lstat"
     fn lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "fstatat" as "fstatat"
     fn fstatat(dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
         fail -1,
@@ -300,11 +300,11 @@ hooks! {
     "__lxstat" as "lstat"
     fn __lxstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "__lxstat64" as "lstat"
     fn __lxstat64(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "__fxstatat" as "fstatat"
     fn __fxstatat(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
         fail -1,
@@ -365,7 +365,7 @@ hooks! {
     "lgetxattr" as "lgetxattr"
     fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "listxattr" as "listxattr"
     fn listxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
         fail -1,
@@ -373,7 +373,7 @@ hooks! {
     "llistxattr" as "llistxattr"
     fn llistxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
         fail -1,
-        check [META, Follow::Entry, AT_FDCWD, path, false];
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "statfs" as "statfs"
     fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int,
         fail -1,
@@ -844,9 +844,11 @@ mod tests {
         // Unnamed and abstract sockets create no file.
         assert!(!unix_path(p, 2, &mut buf));
         a.sun_path[0] = 0;
+        let p = (&a as *const libc::sockaddr_un).cast();
         assert!(!unix_path(p, full, &mut buf));
         a.sun_path[0] = b'/' as c_char;
         a.sun_family = libc::AF_INET as libc::sa_family_t;
+        let p = (&a as *const libc::sockaddr_un).cast();
         assert!(!unix_path(p, full, &mut buf));
     }
 }

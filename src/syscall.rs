@@ -126,7 +126,7 @@ syscalls! {
     #[cfg(target_arch = "x86_64")]
     SYS_chown as "chown" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
-    SYS_lchown as "lchown" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_lchown as "lchown" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_fchownat as "fchownat" => [WRITE, at_follow(i(e), p(b)), i(a), p(b), false];
     SYS_fchown as "fchown" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
     SYS_truncate as "truncate" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
@@ -141,15 +141,15 @@ syscalls! {
     SYS_mknod as "mknod" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
     SYS_mknodat as "mknodat" => [WRITE, Follow::Entry, i(a), p(b), false];
     SYS_setxattr as "setxattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lsetxattr as "lsetxattr" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_lsetxattr as "lsetxattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_fsetxattr as "fsetxattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
     SYS_removexattr as "removexattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
     #[cfg(target_arch = "x86_64")]
     SYS_stat as "stat" => [META, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
-    SYS_lstat as "lstat" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_lstat as "lstat" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_newfstatat as "fstatat" => [META, at_follow(i(d), p(b)), i(a), p(b), false];
     SYS_statx as "statx" => [META, at_follow(i(c), p(b)), i(a), p(b), false];
     #[cfg(target_arch = "x86_64")]
@@ -160,9 +160,9 @@ syscalls! {
     SYS_readlink as "readlink" => [META, Follow::Entry, AT_FDCWD, p(a), false];
     SYS_readlinkat as "readlinkat" => [META, entry_or_fd(p(b)), i(a), p(b), false];
     SYS_getxattr as "getxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lgetxattr as "lgetxattr" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_lgetxattr as "lgetxattr" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_listxattr as "listxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_llistxattr as "llistxattr" => [META, Follow::Entry, AT_FDCWD, p(a), false];
+    SYS_llistxattr as "llistxattr" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_statfs as "statfs" => [META, Follow::Yes, AT_FDCWD, p(a), false];
     SYS_name_to_handle_at as "name_to_handle_at" => [META, link_follow(i(e), p(b)), i(a), p(b), false];
 }
