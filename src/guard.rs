@@ -104,6 +104,10 @@ impl Guard {
     }
 
     fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
+        if targets.iter().any(|t| t.moves) {
+            // A rename or link may move a directory whose path is cached.
+            crate::dircache::invalidate();
+        }
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
         if targets.len() == 1 {
@@ -258,7 +262,15 @@ pub fn open_fast(
         if !g.policy.decide(access, out.as_bytes()).allowed {
             return None;
         }
-        resolve::open_exact(&mut raw, flags, mode)
+        let r = resolve::open_exact(&mut raw, flags, mode);
+        if let Some(Ok(fd)) = &r {
+            if flags & libc::O_DIRECTORY != 0 {
+                // Directory walkers open the next dirfd this way: knowing
+                // its path now spares asking /proc for it on first use.
+                crate::dircache::remember(std::os::fd::AsRawFd::as_raw_fd(fd), out.as_bytes());
+            }
+        }
+        r
     }))
     .ok()
     .flatten();

@@ -444,10 +444,20 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
             // SAFETY: getcwd NUL-terminated what it wrote.
             raw.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
         } else {
-            fd_path(dirfd, out).ok()?;
-            let base = out.as_bytes();
-            if base.first() != Some(&b'/') || !raw.push(base) {
-                return None;
+            let mut put = |base: &[u8]| base.first() == Some(&b'/') && raw.push(base);
+            match crate::dircache::lookup(dirfd, &mut put) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(id) => {
+                    fd_path(dirfd, out).ok()?;
+                    let base = out.as_bytes();
+                    if let Some(id) = id {
+                        crate::dircache::store(id, base);
+                    }
+                    if !put(base) {
+                        return None;
+                    }
+                }
             }
         }
         if raw.bytes().first() != Some(&b'/') || !raw.push(b"/") {
