@@ -97,6 +97,47 @@ pub fn fopen_flags(mode: *const c_char) -> c_int {
     flags
 }
 
+/// fopen in one `openat2` (see [`crate::guard::open_fast`]) and an
+/// `fdopen`, for the plain modes glibc's fopen and fdopen treat alike
+/// (`r`, `w`, `a`, with `+ b x e m`); `None` for anything else (`,ccs=`).
+fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
+    if mode.is_null() {
+        return None;
+    }
+    // SAFETY: fopen's mode is a C string.
+    let m = unsafe { std::ffi::CStr::from_ptr(mode) }.to_bytes();
+    if !matches!(m.first(), Some(b'r' | b'w' | b'a'))
+        || !m[1..]
+            .iter()
+            .all(|c| matches!(c, b'+' | b'b' | b'x' | b'e' | b'm' | b't'))
+    {
+        return None;
+    }
+    let mut flags = fopen_flags(mode);
+    if m.contains(&b'e') {
+        flags |= libc::O_CLOEXEC;
+    }
+    let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0o666)?;
+    if fd < 0 {
+        return Some(std::ptr::null_mut());
+    }
+    // SAFETY: our own fresh fd and the caller's mode; lseek and fdopen are
+    // not hooked.
+    unsafe {
+        if m[0] == b'a' {
+            // fopen starts an append stream at the end; fdopen would not.
+            libc::lseek(fd, 0, libc::SEEK_END);
+        }
+        let f = libc::fdopen(fd, mode);
+        if f.is_null() {
+            let e = crate::guard::errno();
+            libc::close(fd);
+            crate::guard::set_errno(e);
+        }
+        Some(f)
+    }
+}
+
 /// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
 /// AT_SYMLINK_NOFOLLOW on the entry.
 pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
@@ -266,10 +307,12 @@ hooks! {
     /// glibc's fopen opens through an internal call no hook sees.
     "fopen" as "fopen"
     fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fast fopen_fast(path, mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     "fopen64" as "fopen"
     fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fast fopen_fast(path, mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     /// A NULL path reopens the stream's own file with a new mode.
