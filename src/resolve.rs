@@ -58,10 +58,14 @@ pub struct PathBuf {
 }
 
 impl PathBuf {
-    /// An empty buffer.
-    pub const fn new() -> PathBuf {
+    /// An empty buffer. Not a `const fn`: a constant would be copied in,
+    /// zeroing 4 KiB per call.
+    #[inline(always)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> PathBuf {
         PathBuf {
-            buf: [MaybeUninit::uninit(); PATH_CAP],
+            // SAFETY: an array of MaybeUninit needs no initialization.
+            buf: unsafe { MaybeUninit::uninit().assume_init() },
             len: 0,
         }
     }
@@ -379,10 +383,13 @@ pub struct RawPath {
 }
 
 impl RawPath {
-    /// An empty buffer.
-    pub const fn new() -> RawPath {
+    /// An empty buffer (not zeroed, as [`PathBuf::new`]).
+    #[inline(always)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> RawPath {
         RawPath {
-            buf: [MaybeUninit::uninit(); 4097],
+            // SAFETY: an array of MaybeUninit needs no initialization.
+            buf: unsafe { MaybeUninit::uninit().assume_init() },
             len: 0,
         }
     }

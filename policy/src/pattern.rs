@@ -11,6 +11,7 @@
 //! signal handler, and compiling costs next to nothing at process start.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::is_within;
 
@@ -42,7 +43,7 @@ struct Glob {
 #[derive(Clone, Debug, Default)]
 struct ByPrefix<T> {
     list: Vec<(Box<[u8]>, T)>,
-    map: HashMap<Box<[u8]>, usize>,
+    map: HashMap<Box<[u8]>, usize, BuildHasherDefault<PathHasher>>,
 }
 
 impl<T> ByPrefix<T> {
@@ -89,6 +90,31 @@ impl<T> ByPrefix<T> {
             }
             end = path[..end].iter().rposition(|&b| b == b'/').unwrap_or(0);
         }
+    }
+}
+
+/// A fast hasher for path keys. The keys come from the policy, not from the
+/// guarded program, so a keyed (DoS-resistant) hash buys nothing and costs
+/// a SipHash per ancestor on every checked call.
+#[derive(Default)]
+struct PathHasher(u64);
+
+impl Hasher for PathHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
