@@ -106,7 +106,7 @@ impl Guard {
     fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
         if targets.iter().any(|t| t.moves) {
             // A rename or link may move a directory whose path is cached.
-            crate::dircache::invalidate();
+            crate::pathcache::invalidate();
         }
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first)?;
@@ -267,7 +267,7 @@ pub fn open_fast(
             if flags & libc::O_DIRECTORY != 0 {
                 // Directory walkers open the next dirfd this way: knowing
                 // its path now spares asking /proc for it on first use.
-                crate::dircache::remember(std::os::fd::AsRawFd::as_raw_fd(fd), out.as_bytes());
+                crate::pathcache::remember(std::os::fd::AsRawFd::as_raw_fd(fd), out.as_bytes());
             }
         }
         r

@@ -9,7 +9,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-mod dircache;
+mod pathcache;
 mod real;
 
 pub mod guard;

@@ -334,6 +334,28 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     if fd < 0 {
         return Err(Unresolved::Kernel(Errno::BADF));
     }
+    let mut put = |p: &[u8]| {
+        if p.len() > PATH_CAP {
+            return false;
+        }
+        out.put(0, p);
+        out.len = p.len();
+        true
+    };
+    let id = match crate::pathcache::lookup(fd, &mut put) {
+        Ok(true) => return Ok(()),
+        Ok(false) => None,
+        Err(id) => id,
+    };
+    fd_path_uncached(fd, out)?;
+    if let Some(id) = id {
+        crate::pathcache::store(id, out.as_bytes());
+    }
+    Ok(())
+}
+
+/// The kernel's name for an fd, from `/proc/self/fd`.
+fn fd_path_uncached(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     // SAFETY: non-negative; used only in a syscall, which checks it.
     fd_path_of(unsafe { BorrowedFd::borrow_raw(fd) }, out)
 }
@@ -451,20 +473,10 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
             // SAFETY: getcwd NUL-terminated what it wrote.
             raw.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
         } else {
-            let mut put = |base: &[u8]| base.first() == Some(&b'/') && raw.push(base);
-            match crate::dircache::lookup(dirfd, &mut put) {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(id) => {
-                    fd_path(dirfd, out).ok()?;
-                    let base = out.as_bytes();
-                    if let Some(id) = id {
-                        crate::dircache::store(id, base);
-                    }
-                    if !put(base) {
-                        return None;
-                    }
-                }
+            fd_path(dirfd, out).ok()?;
+            let base = out.as_bytes();
+            if base.first() != Some(&b'/') || !raw.push(base) {
+                return None;
             }
         }
         if raw.bytes().first() != Some(&b'/') || !raw.push(b"/") {

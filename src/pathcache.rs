@@ -1,16 +1,17 @@
-//! The paths of directories, keyed by device and inode, so that
-//! `openat(dirfd, …)` need not ask `/proc/self/fd` every time: one `fstat`
-//! of the dirfd finds the entry, whatever fd number (or dup) names it.
+//! The paths of open objects, keyed by device and inode, so that
+//! `openat(dirfd, …)`, `fchmod(fd)`, `futimens(fd)` need not ask
+//! `/proc/self/fd` every time: one `fstat` of the fd finds the entry,
+//! whatever fd number (or dup) names the object.
 //!
-//! Only the fast path uses it, and the fast path acts on the absolute path it
-//! checked (`cached path + name`), never on the dirfd: a stale entry can make
-//! a call fail or miss, but never act on an object other than the one
-//! decided on. An entry is used only while the fd still names the same
-//! directory (device and inode, from one `fstat`), the directory still
-//! exists, and no rename or link by this process came since it was made.
-//! A directory reachable by two paths (a bind mount) is cached under one of
-//! them: acting on that path reaches the same directory, and the policy is
-//! asked about the path acted on.
+//! An entry is used only while the fd still names the same object (device
+//! and inode), the object still exists, and no rename or link by this
+//! process came since it was made. For a dirfd the fast path then acts on
+//! the absolute path it checked (`cached path + name`), never on the dirfd,
+//! so a stale entry can make a call fail but never act on an object other
+//! than the one decided on. For a call on an fd, a file with several names
+//! (hard links, bind mounts) may be judged by another of its names than
+//! `/proc` would give; what the call changes is the same inode either way,
+//! which any of its names reaches.
 //!
 //! Slots are seqlocks over atomics: readers never wait, a writer that finds
 //! a slot busy skips it, so neither a signal handler nor a forked child can
@@ -19,7 +20,7 @@
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
-/// Entries; a directory's slot is picked by hashing its identity.
+/// Entries; an object's slot is picked by hashing its identity.
 const SLOTS: usize = 512;
 /// Path bytes a slot holds; longer paths are not cached.
 const WORDS: usize = 30;
@@ -56,15 +57,16 @@ pub fn invalidate() {
 }
 
 /// The identity an entry is checked against: device and inode of a
-/// directory that still exists.
+/// directory or regular file that still exists.
 fn identity(fd: i32) -> Option<(u64, u64)> {
     // SAFETY: only passed to fstat, which checks it.
     let st = rustix::fs::fstat(unsafe { BorrowedFd::borrow_raw(fd) }).ok()?;
-    let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
-    (is_dir && st.st_nlink > 0).then_some((st.st_dev, st.st_ino))
+    let kind = st.st_mode & libc::S_IFMT;
+    let cacheable = kind == libc::S_IFDIR || kind == libc::S_IFREG;
+    (cacheable && st.st_nlink > 0).then_some((st.st_dev, st.st_ino))
 }
 
-/// The cached path of directory `fd`, written through `put`. `Some(id)` on
+/// The cached path of the object `fd` names, written through `put`. `Some(id)` on
 /// a miss for a cacheable fd: pass `id` to [`store`] with the fresh path.
 pub fn lookup(fd: i32, put: &mut dyn FnMut(&[u8]) -> bool) -> Result<bool, Option<(u64, u64)>> {
     if fd < 0 {
@@ -98,7 +100,7 @@ pub fn lookup(fd: i32, put: &mut dyn FnMut(&[u8]) -> bool) -> Result<bool, Optio
     Ok(put(&buf[..len]))
 }
 
-/// Remembers `path` as the path of directory `fd`, just opened at it.
+/// Remembers `path` as the path of the object `fd` names, just opened at it.
 pub fn remember(fd: i32, path: &[u8]) {
     if let Some(id) = (fd >= 0).then(|| identity(fd)).flatten() {
         store(id, path);
@@ -110,7 +112,7 @@ fn slot_of((dev, ino): (u64, u64)) -> &'static Slot {
     &CACHE[(h >> 32) as usize % SLOTS]
 }
 
-/// Remembers `path` as the path of the directory with identity `id`.
+/// Remembers `path` as the path of the object with identity `id`.
 pub fn store(id: (u64, u64), path: &[u8]) {
     if path.is_empty() || path.len() > CAP || path[0] != b'/' {
         return;
@@ -177,11 +179,11 @@ mod tests {
                 "same number, other directory"
             );
         }
-        let f = std::fs::File::open("/proc/self/exe").unwrap();
+        let f = std::fs::File::open("/dev/null").unwrap();
         assert_eq!(
             lookup(f.as_raw_fd(), &mut put),
             Err(None),
-            "only directories"
+            "only files and directories"
         );
     }
 }
