@@ -6,7 +6,7 @@ mod common;
 mod policy_support;
 use policy_support::*;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -82,8 +82,20 @@ fn agent_demo_runs_with_one_command() {
 
 #[test]
 fn build_config_allows_only_target_and_tmp() {
-    // Not under /tmp, which the config allows.
-    let d = TempDir::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")), "build");
+    // Not under /tmp, which the config allows (the checkout itself may be).
+    let outside_tmp = |p: &Path| {
+        let tmp = Path::new("/tmp").canonicalize().unwrap();
+        p.canonicalize().is_ok_and(|c| !c.starts_with(&tmp))
+    };
+    let base = [
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()),
+    ]
+    .into_iter()
+    .find(|p| outside_tmp(p))
+    .expect("a writable directory outside /tmp");
+    let d = TempDir::new_in(&base, "build");
     std::fs::copy(repo().join("examples/build.toml"), d.join("build.toml")).unwrap();
     d.file("hello.c", "int main(void) { return 0; }\n");
     std::fs::create_dir(d.join("target")).unwrap();
