@@ -44,6 +44,10 @@ struct Glob {
 struct ByPrefix<T> {
     list: Vec<(Box<[u8]>, T)>,
     map: HashMap<Box<[u8]>, usize, BuildHasherDefault<PathHasher>>,
+    /// The deepest directory every key lies within: a path outside it
+    /// matches nothing (the credential list, all under `$HOME`, is skipped
+    /// in one comparison for a path elsewhere).
+    common: Vec<u8>,
 }
 
 impl<T> ByPrefix<T> {
@@ -51,6 +55,11 @@ impl<T> ByPrefix<T> {
         let i = match self.map.get(key) {
             Some(&i) => i,
             None => {
+                self.common = if self.list.is_empty() {
+                    key.to_vec()
+                } else {
+                    common_ancestor(&self.common, key).to_vec()
+                };
                 self.list.push((key.into(), new()));
                 self.map.insert(key.into(), self.list.len() - 1);
                 self.list.len() - 1
@@ -66,7 +75,7 @@ impl<T> ByPrefix<T> {
         path: &[u8],
         mut f: impl FnMut(&'a [u8], &'a T) -> Option<R>,
     ) -> Option<R> {
-        if self.list.is_empty() {
+        if self.list.is_empty() || !is_within(path, &self.common) {
             return None;
         }
         if self.list.len() <= LINEAR_MAX {
@@ -231,6 +240,23 @@ impl PatternSet {
             .find(|(k, _)| is_within(k, dir))
             .and_then(|(_, globs)| globs.first())
             .map(|g| self.sources[g.source].as_str())
+    }
+}
+
+/// The deepest directory that both absolute paths lie within.
+fn common_ancestor<'a>(a: &'a [u8], b: &[u8]) -> &'a [u8] {
+    let mut end = 0;
+    let mut i = 0;
+    while i < a.len() && i < b.len() && a[i] == b[i] {
+        i += 1;
+        if a.get(i).is_none_or(|&c| c == b'/') && b.get(i).is_none_or(|&c| c == b'/') {
+            end = i;
+        }
+    }
+    if end <= 1 {
+        b"/"
+    } else {
+        &a[..end]
     }
 }
 
@@ -632,6 +658,20 @@ mod tests {
         assert_eq!(s.find_below(b"/d"), Some("/d/**/*.pem"));
         assert_eq!(s.find_below(b"/ws2"), None);
         assert_eq!(s.find_below(b"/ws/conf/api.key/x"), None);
+    }
+
+    #[test]
+    fn common_ancestors_are_by_component() {
+        assert_eq!(
+            common_ancestor(b"/home/u/.ssh", b"/home/u/.aws"),
+            b"/home/u"
+        );
+        assert_eq!(common_ancestor(b"/home/u", b"/home/u/.aws"), b"/home/u");
+        assert_eq!(common_ancestor(b"/ws", b"/ws2"), b"/");
+        assert_eq!(common_ancestor(b"/usr", b"/lib"), b"/");
+        let s = PatternSet::new(["/home/u/.ssh", "/home/u/.aws"]).unwrap();
+        assert_eq!(s.find(b"/home/u2/.ssh"), None);
+        assert_eq!(s.find(b"/home/u/.ssh/id"), Some("/home/u/.ssh"));
     }
 
     #[test]
