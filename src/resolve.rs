@@ -77,9 +77,7 @@ impl PathBuf {
     }
 
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        for (slot, b) in self.buf[at..at + bytes.len()].iter_mut().zip(bytes) {
-            slot.write(*b);
-        }
+        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
     }
 
     fn push_name(&mut self, name: &[u8]) -> Result<(), Errno> {
@@ -95,6 +93,15 @@ impl PathBuf {
         self.len += name.len();
         Ok(())
     }
+}
+
+/// Copies `src` into uninitialized bytes of the same length (one memcpy).
+#[inline]
+fn copy_into(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    // SAFETY: same lengths, distinct buffers; u8 and MaybeUninit<u8> share
+    // a layout.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len()) }
 }
 
 /// Why a path could not be resolved.
@@ -425,9 +432,7 @@ impl RawPath {
         if self.len + b.len() >= self.buf.len() {
             return false;
         }
-        for (slot, v) in self.buf[self.len..self.len + b.len()].iter_mut().zip(b) {
-            slot.write(*v);
-        }
+        copy_into(&mut self.buf[self.len..self.len + b.len()], b);
         self.len += b.len();
         true
     }
