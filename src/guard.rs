@@ -380,20 +380,20 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
 
 /// True when the `open` and `openat` after this library are libc's.
 fn next_open_is_libc() -> bool {
+    // SAFETY: dlopen with RTLD_NOLOAD only finds the already-loaded libc; a
+    // handle lookup with dlsym is a hash probe (dladdr would be a scan).
+    let libc_handle =
+        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if libc_handle.is_null() {
+        return false;
+    }
     [c"open", c"openat", c"open64", c"openat64"]
         .iter()
         .all(|name| {
-            // SAFETY: dlsym and dladdr with valid C strings; dli_fname is a C
-            // string owned by the loader when dladdr succeeds.
+            // SAFETY: dlsym with valid handles and C strings.
             unsafe {
-                let sym = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
-                let mut info: libc::Dl_info = std::mem::zeroed();
-                if sym.is_null() || libc::dladdr(sym, &mut info) == 0 || info.dli_fname.is_null() {
-                    return false;
-                }
-                let file = CStr::from_ptr(info.dli_fname).to_bytes();
-                let base = file.rsplit(|&b| b == b'/').next().unwrap_or(file);
-                base.starts_with(b"libc.so") || base.starts_with(b"libc-")
+                let next = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                !next.is_null() && next == libc::dlsym(libc_handle, name.as_ptr())
             }
         })
 }
