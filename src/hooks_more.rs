@@ -495,8 +495,9 @@ unsafe fn fts_check(argv: *const *mut c_char, options: c_int) -> Result<(), c_in
 
 type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) -> *mut c_void;
 
-#[no_mangle]
-pub unsafe extern "C" fn fts_open(
+/// fts_open after checking each start path.
+unsafe fn fts_open_checked(
+    real: Option<FtsOpenFn>,
     argv: *const *mut c_char,
     options: c_int,
     compar: *mut c_void,
@@ -506,7 +507,25 @@ pub unsafe extern "C" fn fts_open(
         set_errno(e);
         return std::ptr::null_mut();
     }
-    hooks!(@real "fts_open", FtsOpenFn, std::ptr::null_mut(), (argv, options, compar))
+    match real {
+        // SAFETY: the real function with the caller's arguments.
+        Some(f) => unsafe { f(argv, options, compar) },
+        None => {
+            set_errno(libc::ENOSYS);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fts_open(
+    argv: *const *mut c_char,
+    options: c_int,
+    compar: *mut c_void,
+) -> *mut c_void {
+    let real = crate::real::real!("fts_open", FtsOpenFn);
+    // SAFETY: the caller's arguments.
+    unsafe { fts_open_checked(real, argv, options, compar) }
 }
 
 #[no_mangle]
@@ -515,12 +534,9 @@ pub unsafe extern "C" fn fts64_open(
     options: c_int,
     compar: *mut c_void,
 ) -> *mut c_void {
-    // SAFETY: the caller's argv.
-    if let Err(e) = unsafe { fts_check(argv, options) } {
-        set_errno(e);
-        return std::ptr::null_mut();
-    }
-    hooks!(@real "fts64_open", FtsOpenFn, std::ptr::null_mut(), (argv, options, compar))
+    let real = crate::real::real!("fts64_open", FtsOpenFn);
+    // SAFETY: the caller's arguments.
+    unsafe { fts_open_checked(real, argv, options, compar) }
 }
 
 /// glibc's `glob_t` (and `glob64_t`, the same on LP64).
