@@ -138,6 +138,26 @@ fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
     }
 }
 
+/// opendir as glibc does it (`open` with `O_DIRECTORY`, then `fdopendir`),
+/// with the open done by [`crate::guard::open_fast`].
+fn opendir_fast(path: *const c_char) -> Option<*mut libc::DIR> {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0)?;
+    if fd < 0 {
+        return Some(std::ptr::null_mut());
+    }
+    // SAFETY: our own fresh directory fd; fdopendir is not hooked.
+    unsafe {
+        let d = libc::fdopendir(fd);
+        if d.is_null() {
+            let e = crate::guard::errno();
+            libc::close(fd);
+            crate::guard::set_errno(e);
+        }
+        Some(d)
+    }
+}
+
 /// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
 /// AT_SYMLINK_NOFOLLOW on the entry.
 pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
@@ -326,6 +346,7 @@ hooks! {
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "opendir" as "opendir"
     fn opendir(path: *const c_char) -> *mut libc::DIR,
+        fast opendir_fast(path),
         fail std::ptr::null_mut(),
         check [READ, Follow::Yes, AT_FDCWD, path, false];
     "unlink" as "unlink"
