@@ -132,7 +132,7 @@ fn main() {
              - glob: `/data/projectI/**/*.keyI` (filed under their literal prefix)\n\
              - mixed: half of each\n\
              - glob-one-dir: `/data/**/projectI/**/*.keyI`, every glob under the same literal \
-             prefix: the prefix index cannot narrow them, so this one grows with N\n\n{table}"
+             prefix: the prefix index cannot narrow them; the bucket index by\n  extension (`*.keyI`) does\n\n{table}"
         );
         std::fs::write(&path, doc).expect("write results");
         eprintln!("wrote {path}");

@@ -134,7 +134,88 @@ pub struct PatternSet {
     /// Plain paths -> source index.
     plain: ByPrefix<usize>,
     /// Literal glob prefixes -> the globs filed under them.
-    globs: ByPrefix<Vec<Glob>>,
+    globs: ByPrefix<Bucket>,
+}
+
+type IndexMap = HashMap<Box<[u8]>, Vec<usize>, BuildHasherDefault<PathHasher>>;
+
+/// The globs filed under one literal prefix. A large bucket (many globs in
+/// one directory, as relative `**/*.ext` rules of one config are) is also
+/// indexed by what its last component requires of some name in the path:
+/// that exact name, or the extension of `*.ext`. Matching then probes each
+/// name of the path instead of trying every glob.
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    globs: Vec<Glob>,
+    by_name: IndexMap,
+    by_ext: IndexMap,
+    /// Globs the index cannot narrow.
+    unindexed: Vec<usize>,
+    indexed: bool,
+}
+
+/// The extension after the last `.` of a name (`key` for `a.b.key`).
+fn extension(name: &[u8]) -> Option<&[u8]> {
+    name.iter()
+        .rposition(|&b| b == b'.')
+        .map(|i| &name[i + 1..])
+}
+
+impl Bucket {
+    fn index(&mut self) {
+        if self.globs.len() <= LINEAR_MAX {
+            return;
+        }
+        for (i, g) in self.globs.iter().enumerate() {
+            match g.rest.last() {
+                Some(Comp::Literal(name)) => self.by_name.entry(name.clone()).or_default().push(i),
+                Some(Comp::Wild(w))
+                    if w.len() > 2
+                        && w[0] == b'*'
+                        && w[1] == b'.'
+                        && !w[2..]
+                            .iter()
+                            .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\' | b'.')) =>
+                {
+                    self.by_ext.entry(w[2..].into()).or_default().push(i)
+                }
+                _ => self.unindexed.push(i),
+            }
+        }
+        self.indexed = true;
+    }
+
+    /// The source index of the first glob (in source order) matching `rest`.
+    fn find(&self, rest: &[u8]) -> Option<usize> {
+        if !self.indexed {
+            return self
+                .globs
+                .iter()
+                .find(|g| match_comps(&g.rest, rest))
+                .map(|g| g.source);
+        }
+        let mut best: Option<usize> = None;
+        let mut try_glob = |i: usize| {
+            let g = &self.globs[i];
+            if best.is_none_or(|b| g.source < b) && match_comps(&g.rest, rest) {
+                best = Some(g.source);
+            }
+        };
+        for &i in &self.unindexed {
+            try_glob(i);
+        }
+        for name in rest.split(|&b| b == b'/').filter(|n| !n.is_empty()) {
+            for &i in self.by_name.get(name).into_iter().flatten() {
+                try_glob(i);
+            }
+            if let Some(ext) = extension(name) {
+                for &i in self.by_ext.get(ext).into_iter().flatten() {
+                    try_glob(i);
+                }
+            }
+        }
+        best
+    }
 }
 
 /// True when `s` uses glob syntax.
@@ -186,8 +267,11 @@ impl PatternSet {
                     rest: comps[lit..].into(),
                     source: idx,
                 };
-                set.globs.entry(&prefix, Vec::new).push(glob);
+                set.globs.entry(&prefix, Bucket::default).globs.push(glob);
             }
+        }
+        for (_, bucket) in &mut set.globs.list {
+            bucket.index();
         }
         Ok(set)
     }
@@ -214,10 +298,7 @@ impl PatternSet {
                 &path[prefix.len()..]
             };
             let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-            globs
-                .iter()
-                .find(|g| match_comps(&g.rest, rest))
-                .map(|g| g.source)
+            globs.find(rest)
         })?;
         Some(&self.sources[i])
     }
@@ -238,7 +319,7 @@ impl PatternSet {
             .list
             .iter()
             .find(|(k, _)| is_within(k, dir))
-            .and_then(|(_, globs)| globs.first())
+            .and_then(|(_, bucket)| bucket.globs.first())
             .map(|g| self.sources[g.source].as_str())
     }
 }
@@ -672,6 +753,41 @@ mod tests {
         let s = PatternSet::new(["/home/u/.ssh", "/home/u/.aws"]).unwrap();
         assert_eq!(s.find(b"/home/u2/.ssh"), None);
         assert_eq!(s.find(b"/home/u/.ssh/id"), Some("/home/u/.ssh"));
+    }
+
+    #[test]
+    fn a_large_bucket_finds_what_a_linear_scan_finds() {
+        let mut pats: Vec<String> = (0..200).map(|i| format!("/d/**/*.k{i}")).collect();
+        pats.extend((0..50).map(|i| format!("/d/**/name{i}")));
+        pats.extend([
+            "/d/**/x?y".to_string(),
+            "/d/*/**".to_string(),
+            "/d/**/*.k7".to_string(),
+        ]);
+        let indexed = PatternSet::new(&pats).unwrap();
+        let cases: &[&[u8]] = &[
+            b"/d/a/f.k7",
+            b"/d/a/b.c.k199",
+            b"/d/a/name42/inner",
+            b"/d/x1y",
+            b"/d/q",
+            b"/d/q/r.k3",
+            b"/d/.k5",
+            b"/d/k5",
+            b"/e/a.k7",
+        ];
+        for c in cases {
+            // Linear reference: each pattern alone, first in source order.
+            let linear = pats
+                .iter()
+                .find(|p| PatternSet::new([p.as_str()]).unwrap().matches(c));
+            assert_eq!(
+                indexed.find(c),
+                linear.map(String::as_str),
+                "{}",
+                String::from_utf8_lossy(c)
+            );
+        }
     }
 
     #[test]
