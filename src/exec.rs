@@ -347,27 +347,16 @@ fn check_interpreters(
     let saved = guard::errno();
     let r = std::panic::catch_unwind(|| {
         let Some(mut fd) = open_exec(dirfd, path, follow) else {
-            return Ok(());
+            return unreadable(call, dirfd, path, follow);
         };
         for _ in 0..4 {
-            let mut head = [0u8; 258];
-            let Ok(n) = rustix::io::pread(&fd, &mut head[..256], 0) else {
+            let mut head = [0u8; 256];
+            let Ok(n) = rustix::io::pread(&fd, &mut head, 0) else {
                 return Ok(());
             };
-            let Some(line) = head[..n].strip_prefix(b"#!") else {
+            let Some(interp) = shebang(&head[..n]) else {
                 return Ok(());
             };
-            let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
-            let line = line.trim_ascii_start();
-            let end = line
-                .iter()
-                .position(|c| c.is_ascii_whitespace())
-                .unwrap_or(line.len());
-            if end == 0 {
-                return Ok(());
-            }
-            let mut interp = [0u8; 257];
-            interp[..end].copy_from_slice(&line[..end]);
             guard::check(
                 call,
                 &[Target {
@@ -381,7 +370,7 @@ fn check_interpreters(
             let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(next) => fd = next,
-                Err(_) => return Ok(()),
+                Err(_) => return unreadable(call, AT_FDCWD, interp.as_ptr().cast(), Follow::Yes),
             }
         }
         Ok(())
@@ -391,6 +380,52 @@ fn check_interpreters(
         set_errno(saved);
     }
     r
+}
+
+/// The interpreter a `#!` line names, NUL-terminated; `None` for no `#!`.
+fn shebang(head: &[u8]) -> Option<[u8; 257]> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+    let line = line.trim_ascii_start();
+    let end = line
+        .iter()
+        .position(|c| c.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    if end == 0 || end > 256 {
+        return None;
+    }
+    let mut interp = [0u8; 257];
+    interp[..end].copy_from_slice(&line[..end]);
+    Some(interp)
+}
+
+/// A file that exists but cannot be read here (execute-only) may still be a
+/// script whose interpreter the kernel runs: unknowable, so refused. A file
+/// that does not exist is left to the kernel's own error.
+fn unreadable(
+    call: &'static str,
+    dirfd: c_int,
+    path: *const c_char,
+    follow: Follow,
+) -> Result<(), c_int> {
+    if path.is_null() || follow == Follow::Fd {
+        return Ok(());
+    }
+    // SAFETY: the caller's C string.
+    let p = unsafe { CStr::from_ptr(path) };
+    let dir = match dirfd {
+        AT_FDCWD => CWD,
+        d if d < 0 => return Ok(()),
+        // SAFETY: only passed to openat, which checks it.
+        d => unsafe { BorrowedFd::borrow_raw(d) },
+    };
+    match rustix::fs::openat(dir, p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(_) => match guard::get() {
+            Some(g) => g.refuse(call, Access::Exec, p.to_bytes(), Rule::Unresolved),
+            None => Ok(()),
+        },
+        Err(_) => Ok(()),
+    }
 }
 
 /// Opens what will be executed and says whether the library can follow it.
@@ -444,20 +479,14 @@ fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
     let mut head = [0u8; 256];
     let n = rustix::io::pread(fd, &mut head, 0).ok()?;
     let head = &head[..n];
-    if head.starts_with(b"#!") && follow_script {
-        let line = &head[2..];
-        let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
-        let line = line.trim_ascii_start();
-        let end = line
-            .iter()
-            .position(|c| c.is_ascii_whitespace())
-            .unwrap_or(line.len());
-        let mut buf = [0u8; 257];
-        buf[..end].copy_from_slice(&line[..end]);
-        let interp = CStr::from_bytes_until_nul(&buf).ok()?;
-        let ifd = rustix::fs::openat(CWD, interp, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .ok()?;
-        return classify(ifd.as_fd(), false);
+    if follow_script {
+        if let Some(interp) = shebang(head) {
+            let interp = CStr::from_bytes_until_nul(&interp).ok()?;
+            let ifd =
+                rustix::fs::openat(CWD, interp, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                    .ok()?;
+            return classify(ifd.as_fd(), false);
+        }
     }
     if setid_effective(&st) {
         return Some(Unguarded::Setid);
