@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved};
+use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved, Via};
 use crate::trace::{Event, Sink};
 
 /// The loaded policy and where its trace lines go.
@@ -71,20 +71,68 @@ pub fn set_errno(e: c_int) {
 }
 
 /// Decides a call: `Ok` to go ahead with the real function, `Err(errno)` to
-/// fail it. Never unwinds; a panic inside denies.
+/// fail it. Never unwinds; a panic inside denies. For calls that take the
+/// caller's path again, [`check_act`] is the race-free form.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-    let Some(g) = get() else { return Ok(()) };
+    check_act(call, targets).map(drop)
+}
+
+/// The checked objects of one call, one [`Via`] per target.
+pub struct Vias([Via; 2]);
+
+impl Vias {
+    fn new(targets: &[Target]) -> Vias {
+        let at = |i: usize| {
+            targets
+                .get(i)
+                .map_or(Via::caller(libc::AT_FDCWD, std::ptr::null()), |t| {
+                    Via::caller(t.dirfd, t.path)
+                })
+        };
+        Vias([at(0), at(1)])
+    }
+
+    /// Whether any target was resolved to an fd (else the call goes ahead
+    /// with its own arguments, unchanged).
+    pub fn resolved(&self) -> bool {
+        self.0.iter().any(|v| v.reach() != resolve::Reach::Caller)
+    }
+}
+
+impl std::ops::Index<usize> for Vias {
+    type Output = Via;
+    fn index(&self, i: usize) -> &Via {
+        &self.0[i]
+    }
+}
+
+/// Decides a call like [`check`], and on `Ok` hands back how the call
+/// reaches exactly the objects checked: the hook acts through those fds,
+/// so nothing renamed or swapped after the check can redirect it.
+pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> {
+    let mut vias = Vias::new(targets);
+    let Some(g) = get() else { return Ok(vias) };
     if !targets.iter().any(|t| g.confines(t.access)) {
-        return Ok(());
+        return Ok(vias);
     }
     let saved = errno();
-    let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets))).unwrap_or(Err(libc::EACCES));
+    let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
+        .unwrap_or(Err(libc::EACCES));
     set_errno(saved);
     // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
     match r {
-        Err(AUDITED) => Ok(()),
-        r => r,
+        Ok(()) | Err(AUDITED) => Ok(vias),
+        Err(e) => Err(e),
     }
+}
+
+/// Runs `f` and keeps the errno it left, whatever dropping its state does.
+pub fn keep_errno<R>(f: impl FnOnce() -> R, state: impl Sized) -> R {
+    let r = f();
+    let e = errno();
+    drop(state);
+    set_errno(e);
+    r
 }
 
 /// Internal "denied but audited" result: stops checking the call's second
@@ -103,42 +151,43 @@ impl Guard {
         }
     }
 
-    fn check(&self, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
+    fn check(
+        &self,
+        call: &'static str,
+        targets: &[Target],
+        vias: &mut [Via; 2],
+    ) -> Result<(), c_int> {
         if targets.iter().any(|t| t.moves) {
             // A rename or link may move a directory whose path is cached.
             crate::pathcache::invalidate();
         }
+        let [v0, v1] = vias;
         let mut first = PathBuf::new();
-        self.resolve(call, &targets[0], &mut first)?;
+        self.resolve(call, &targets[0], &mut first, v0)?;
         if targets.len() == 1 {
             let p = first.as_bytes();
             return self.decide(call, &targets[0], p, p, None);
         }
         let mut second = PathBuf::new();
-        self.resolve(call, &targets[1], &mut second)?;
+        self.resolve(call, &targets[1], &mut second, v1)?;
         let (a, b) = (first.as_bytes(), second.as_bytes());
         self.decide(call, &targets[0], a, a, Some(b))?;
         self.decide(call, &targets[1], b, a, Some(b))
     }
 
-    fn resolve(&self, call: &'static str, t: &Target, out: &mut PathBuf) -> Result<(), c_int> {
-        if !t.path.is_null() && t.follow != Follow::Fd {
-            // SAFETY: hooks pass the caller's path pointer, here non-NULL.
-            let path = unsafe { CStr::from_ptr(t.path) };
-            let mut raw = RawPath::new();
-            if resolve::lexical(t.dirfd, path, out, &mut raw).is_some() {
-                match resolve::verify(&mut raw, t.follow) {
-                    Some(Ok(())) => return Ok(()),
-                    Some(Err(e)) => return Err(e.raw_os_error()),
-                    None => {}
-                }
-            }
-        }
+    fn resolve(
+        &self,
+        call: &'static str,
+        t: &Target,
+        out: &mut PathBuf,
+        via: &mut Via,
+    ) -> Result<(), c_int> {
         // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
-        match unsafe { resolve::resolve(t.dirfd, t.path, t.follow, out) } {
+        match unsafe { resolve::locate(t.dirfd, t.path, t.follow, out, via) } {
             Ok(()) => Ok(()),
             Err(Unresolved::Kernel(e)) => Err(e.raw_os_error()),
             Err(Unresolved::Failed(_)) => {
+                via.reset();
                 // SAFETY: as above; shown only to name what failed.
                 let raw = if t.path.is_null() {
                     &b""[..]
@@ -262,7 +311,7 @@ pub fn open_fast(
         if !g.policy.decide(access, out.as_bytes()).allowed {
             return None;
         }
-        let r = resolve::open_exact(&mut raw, flags, mode);
+        let r = resolve::open_exact(dirfd, path, &mut raw, flags, mode);
         if let Some(Ok(fd)) = &r {
             if flags & libc::O_DIRECTORY != 0 {
                 // Directory walkers open the next dirfd this way: knowing

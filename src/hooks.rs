@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use fsguard_policy::Access;
 use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
-use crate::resolve::Follow;
+use crate::resolve::{Follow, Via};
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
@@ -97,10 +97,10 @@ pub fn fopen_flags(mode: *const c_char) -> c_int {
     flags
 }
 
-/// fopen in one `openat2` (see [`crate::guard::open_fast`]) and an
-/// `fdopen`, for the plain modes glibc's fopen and fdopen treat alike
-/// (`r`, `w`, `a`, with `+ b x e m`); `None` for anything else (`,ccs=`).
-fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
+/// The open flags of a plain fopen mode (`r`, `w`, `a`, with `+ b x e m`),
+/// which glibc's fopen and fdopen treat alike; `None` for anything else
+/// (`,ccs=`).
+fn plain_fopen_flags(mode: *const c_char) -> Option<c_int> {
     if mode.is_null() {
         return None;
     }
@@ -117,14 +117,18 @@ fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
     if m.contains(&b'e') {
         flags |= libc::O_CLOEXEC;
     }
-    let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0o666)?;
+    Some(flags)
+}
+
+/// A stream on `fd`, just opened by fopen's rules; `fd` is closed on failure.
+fn stream_on(fd: c_int, mode: *const c_char, flags: c_int) -> *mut FILE {
     if fd < 0 {
-        return Some(std::ptr::null_mut());
+        return std::ptr::null_mut();
     }
     // SAFETY: our own fresh fd and the caller's mode; lseek and fdopen are
     // not hooked.
     unsafe {
-        if m[0] == b'a' {
+        if flags & libc::O_APPEND != 0 {
             // fopen starts an append stream at the end; fdopen would not.
             libc::lseek(fd, 0, libc::SEEK_END);
         }
@@ -134,17 +138,21 @@ fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
             libc::close(fd);
             crate::guard::set_errno(e);
         }
-        Some(f)
+        f
     }
 }
 
-/// opendir as glibc does it (`open` with `O_DIRECTORY`, then `fdopendir`),
-/// with the open done by [`crate::guard::open_fast`].
-fn opendir_fast(path: *const c_char) -> Option<*mut libc::DIR> {
-    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
-    let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0)?;
+/// fopen in one `openat2` (see [`crate::guard::open_fast`]) and an `fdopen`.
+fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
+    let flags = plain_fopen_flags(mode)?;
+    let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0o666)?;
+    Some(stream_on(fd, mode, flags))
+}
+
+/// A directory stream on `fd`, just opened; `fd` is closed on failure.
+fn dir_on(fd: c_int) -> *mut libc::DIR {
     if fd < 0 {
-        return Some(std::ptr::null_mut());
+        return std::ptr::null_mut();
     }
     // SAFETY: our own fresh directory fd; fdopendir is not hooked.
     unsafe {
@@ -154,8 +162,17 @@ fn opendir_fast(path: *const c_char) -> Option<*mut libc::DIR> {
             libc::close(fd);
             crate::guard::set_errno(e);
         }
-        Some(d)
+        d
     }
+}
+
+const OPENDIR_FLAGS: c_int = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// opendir as glibc does it (`open` with `O_DIRECTORY`, then `fdopendir`),
+/// with the open done by [`crate::guard::open_fast`].
+fn opendir_fast(path: *const c_char) -> Option<*mut libc::DIR> {
+    let fd = crate::guard::open_fast(AT_FDCWD, path, OPENDIR_FLAGS, 0)?;
+    Some(dir_on(fd))
 }
 
 /// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
@@ -220,12 +237,23 @@ macro_rules! hooks {
     (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
         hooks!(@real $symbol, unsafe extern "C" fn($($argty),*) -> $ret, $fail, ($($arg),*))
     };
+    (@act $vias:ident, $call:expr, $t:ident, $act:expr) => {
+        if $vias.resolved() {
+            let r = {
+                let $t = &$vias;
+                $act
+            };
+            return crate::guard::keep_errno(|| r, $vias);
+        }
+    };
     (table $table:ident; $(
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
         $(, fast $fast:expr)?
+        $(, via $vpath:ident)?
+        $(, act |$t:ident| $act:expr)?
         , fail $fail:expr
         , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
@@ -243,11 +271,21 @@ macro_rules! hooks {
                     path: $path,
                     moves: $moves,
                 }),*];
-                if let Err(e) = crate::guard::check($call, &targets) {
-                    crate::guard::set_errno(e);
-                    return $fail;
-                }
-                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+                let vias = match crate::guard::check_act($call, &targets) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        crate::guard::set_errno(e);
+                        return $fail;
+                    }
+                };
+                // Act on the object checked: through the fds the check
+                // holds, never the caller's string again.
+                $(hooks!(@act vias, $call, $t, $act);)?
+                $(let $vpath = if vias.resolved() { vias[0].abs() } else { $vpath };)?
+                crate::guard::keep_errno(
+                    || hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?),
+                    vias,
+                )
             }
         )*
 
@@ -265,6 +303,44 @@ macro_rules! hooks {
     };
 }
 
+/// An open through the check's [`Via`]: the object reopened through its
+/// fd, or the entry created in the parent held.
+pub fn open_via(v: &Via, flags: c_int, mode: mode_t) -> c_int {
+    hooks!(@real "openat", OpenatFn, -1, (v.dirfd(), v.path(), v.oflags(flags), mode as c_uint))
+}
+
+/// fopen of the checked object: opened through the check's [`Via`], then
+/// `fdopen`; an unusual mode reopens `/proc/self/fd/N` with the real fopen.
+fn fopen_via(v: &Via, mode: *const c_char) -> *mut FILE {
+    match plain_fopen_flags(mode) {
+        Some(flags) => stream_on(open_via(v, flags, 0o666), mode, flags),
+        None => hooks!(@real "fopen", FopenFn, std::ptr::null_mut(), (v.abs(), mode)),
+    }
+}
+
+/// remove(3) as glibc does it: unlink, and rmdir on EISDIR.
+fn remove_via(v: &Via) -> c_int {
+    let r = hooks!(@real "unlinkat", UnlinkatFn, -1, (v.dirfd(), v.path(), 0));
+    if r == 0 || crate::guard::errno() != libc::EISDIR {
+        return r;
+    }
+    hooks!(@real "unlinkat", UnlinkatFn, -1, (v.dirfd(), v.path(), libc::AT_REMOVEDIR))
+}
+
+type Open2Fn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+type Openat2Fn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
+type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
+type UnlinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
+type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
+type RenameatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char) -> c_int;
+type Renameat2Fn =
+    unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int;
+type LinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int;
+type SymlinkatFn = unsafe extern "C" fn(*const c_char, c_int, *const c_char) -> c_int;
+type FchmodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, c_int) -> c_int;
+type FchownatFn =
+    unsafe extern "C" fn(c_int, *const c_char, libc::uid_t, libc::gid_t, c_int) -> c_int;
+type UtimensatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timespec, c_int) -> c_int;
 type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
 type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 
@@ -275,176 +351,214 @@ hooks! {
     fn fsguard_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "open64" as "open"
     fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "openat" as "openat"
     fn fsguard_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
+        act |t| hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "openat64" as "openat"
     fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
+        act |t| hooks!(@real "openat64", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     /// The fortified open (`_FORTIFY_SOURCE`) for calls without a mode.
     "__open_2" as "open"
     fn __open_2(path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
+        act |t| hooks!(@real "__open_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64_2" as "open"
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
+        act |t| hooks!(@real "__open64_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__openat_2" as "openat"
     fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
+        act |t| hooks!(@real "__openat_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "__openat64_2" as "openat"
     fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
+        act |t| hooks!(@real "__openat64_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "creat" as "creat"
     fn creat(path: *const c_char, mode: mode_t) -> c_int,
+        act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
     "creat64" as "creat"
     fn creat64(path: *const c_char, mode: mode_t) -> c_int,
+        act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
     /// glibc's fopen opens through an internal call no hook sees.
     "fopen" as "fopen"
     fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
         fast fopen_fast(path, mode),
+        act |t| fopen_via(&t[0], mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     "fopen64" as "fopen"
     fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE,
         fast fopen_fast(path, mode),
+        act |t| fopen_via(&t[0], mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     /// A NULL path reopens the stream's own file with a new mode.
     "freopen" as "freopen"
     fn freopen(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "freopen64" as "freopen"
     fn freopen64(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "opendir" as "opendir"
     fn opendir(path: *const c_char) -> *mut libc::DIR,
         fast opendir_fast(path),
+        act |t| dir_on(open_via(&t[0], OPENDIR_FLAGS, 0)),
         fail std::ptr::null_mut(),
         check [READ, Follow::Yes, AT_FDCWD, path, false];
     "unlink" as "unlink"
     fn unlink(path: *const c_char) -> c_int,
+        act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), 0)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "unlinkat" as "unlinkat"
     fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), flags)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     "remove" as "remove"
     fn remove(path: *const c_char) -> c_int,
+        act |t| remove_via(&t[0]),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "rmdir" as "rmdir"
     fn rmdir(path: *const c_char) -> c_int,
+        act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), libc::AT_REMOVEDIR)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "rename" as "rename"
     fn rename(old: *const c_char, new: *const c_char) -> c_int,
+        act |t| hooks!(@real "renameat", RenameatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path())),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
     "renameat" as "renameat"
     fn renameat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char) -> c_int,
+        act |t| hooks!(@real "renameat", RenameatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path())),
         fail -1,
         check [WRITE, Follow::Entry, olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
     /// RENAME_EXCHANGE moves both files.
     "renameat2" as "renameat2"
     fn renameat2(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_uint) -> c_int,
+        act |t| hooks!(@real "renameat2", Renameat2Fn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
         fail -1,
         check [WRITE, Follow::Entry, olddirfd, old, true;
                WRITE, Follow::Entry, newdirfd, new, flags & libc::RENAME_EXCHANGE != 0];
     "mkdir" as "mkdir"
     fn mkdir(path: *const c_char, mode: mode_t) -> c_int,
+        act |t| hooks!(@real "mkdirat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mkdirat" as "mkdirat"
     fn mkdirat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        act |t| hooks!(@real "mkdirat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     "chmod" as "chmod"
     fn chmod(path: *const c_char, mode: mode_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "fchmodat" as "fchmodat"
     fn fchmodat(dirfd: c_int, path: *const c_char, mode: mode_t, flags: c_int) -> c_int,
+        act |t| hooks!(@real "fchmodat", FchmodatFn, -1, (t[0].dirfd(), t[0].path(), mode, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];
     "chown" as "chown"
     fn chown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lchown" as "lchown"
     fn lchown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "fchownat" as "fchownat"
     fn fchownat(dirfd: c_int, path: *const c_char, owner: libc::uid_t, group: libc::gid_t, flags: c_int) -> c_int,
+        act |t| hooks!(@real "fchownat", FchownatFn, -1, (t[0].dirfd(), t[0].path(), owner, group, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];
     /// A hard link is a new name for the file: both ends are writes, and a
     /// protected file may not get a name its rules do not cover.
     "link" as "link"
     fn link(old: *const c_char, new: *const c_char) -> c_int,
+        act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), 0)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
     "linkat" as "linkat"
     fn linkat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_int) -> c_int,
+        act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
         fail -1,
         check [WRITE, link_follow(flags, old), olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
     /// The target is only text; the new name is what is created.
     "symlink" as "symlink"
     fn symlink(target: *const c_char, linkpath: *const c_char) -> c_int,
+        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target, t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, linkpath, false];
     "symlinkat" as "symlinkat"
     fn symlinkat(target: *const c_char, newdirfd: c_int, linkpath: *const c_char) -> c_int,
+        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target, t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, newdirfd, linkpath, false];
     "truncate" as "truncate"
     fn truncate(path: *const c_char, length: libc::off_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "truncate64" as "truncate"
     fn truncate64(path: *const c_char, length: libc::off64_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "utime" as "utime"
     fn utime(path: *const c_char, times: *const libc::utimbuf) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "utimes" as "utimes"
     fn utimes(path: *const c_char, times: *const libc::timeval) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     /// A NULL path acts on the dirfd itself.
     "utimensat" as "utimensat"
     fn utimensat(dirfd: c_int, path: *const c_char, times: *const libc::timespec, flags: c_int) -> c_int,
+        act |t| hooks!(@real "utimensat", UtimensatFn, -1, (t[0].dirfd(), t[0].path(), times, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];
 }

@@ -82,6 +82,11 @@ fn fts_follow(options: c_int) -> Follow {
     }
 }
 
+type MknodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, dev_t) -> c_int;
+type XmknodatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, mode_t, *mut dev_t) -> c_int;
+type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
+type FutimesatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timeval) -> c_int;
+
 hooks! {
     table MORE;
     // Temp files: glibc creates them through internal calls.
@@ -171,58 +176,71 @@ hooks! {
     // Nodes.
     "mknod" as "mknod"
     fn mknod(path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mknodat" as "mknodat"
     fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        act |t| hooks!(@real "mknodat", MknodatFn, -1, (t[0].dirfd(), t[0].path(), mode, dev)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     /// glibc < 2.33 headers compile mknod to this.
     "__xmknod" as "mknod"
     fn __xmknod(ver: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "__xmknodat" as "mknodat"
     fn __xmknodat(ver: c_int, dirfd: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
+        act |t| hooks!(@real "__xmknodat", XmknodatFn, -1, (ver, t[0].dirfd(), t[0].path(), mode, dev)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     "mkfifo" as "mkfifo"
     fn mkfifo(path: *const c_char, mode: mode_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mkfifoat" as "mkfifoat"
     fn mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        act |t| hooks!(@real "mkfifoat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     "lchmod" as "lchmod"
     fn lchmod(path: *const c_char, mode: mode_t) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     /// A NULL path acts on the dirfd.
     "futimesat" as "futimesat"
     fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
+        act |t| hooks!(@real "futimesat", FutimesatFn, -1, (t[0].dirfd(), t[0].path(), times)),
         fail -1,
         check [WRITE, at_follow(0, path), dirfd, path, false];
     "lutimes" as "lutimes"
     fn lutimes(path: *const c_char, times: *const libc::timeval) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
 
     // Extended attributes.
     "setxattr" as "setxattr"
     fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lsetxattr" as "lsetxattr"
     fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "removexattr" as "removexattr"
     fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lremovexattr" as "lremovexattr"
     fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
+        via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
 

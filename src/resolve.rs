@@ -17,7 +17,7 @@ use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 
 /// Longest resolved path the kernel hands back (`PATH_MAX`), plus one name.
@@ -142,7 +142,8 @@ fn dir<'a>(dirfd: i32) -> Result<BorrowedFd<'a>, Errno> {
     }
 }
 
-/// Resolves `path` relative to `dirfd` into `out`.
+/// Resolves `path` relative to `dirfd` into `out`, for a decision alone
+/// (see [`locate`] for calls that then act).
 ///
 /// # Safety
 /// `path` must be NULL or point to a NUL-terminated string.
@@ -152,6 +153,31 @@ pub unsafe fn resolve(
     follow: Follow,
     out: &mut PathBuf,
 ) -> Result<(), Unresolved> {
+    let mut via = Via::caller(dirfd, path);
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { locate(dirfd, path, follow, out, &mut via) }
+}
+
+/// Resolves `path` relative to `dirfd` into `out`, and records in `via` how
+/// the call reaches exactly the object resolved: through an `O_PATH` fd of
+/// the object, or of its parent directory plus the name. The caller's
+/// string is never walked again, so whatever is renamed or swapped after
+/// this, the call acts on what was checked.
+///
+/// A path without symlinks is folded lexically and proven with one
+/// `openat2(RESOLVE_NO_SYMLINKS)` (relative to the caller's dirfd with
+/// `RESOLVE_BENEATH`: the dirfd's cached path only names it); any other is
+/// opened the kernel's way and named by `/proc/self/fd`.
+///
+/// # Safety
+/// `path` must be NULL or point to a NUL-terminated string.
+pub unsafe fn locate(
+    dirfd: i32,
+    path: *const libc::c_char,
+    follow: Follow,
+    out: &mut PathBuf,
+    via: &mut Via,
+) -> Result<(), Unresolved> {
     if path.is_null() {
         // utimensat(fd, NULL, …) acts on fd; with AT_FDCWD the kernel says EFAULT.
         if dirfd == libc::AT_FDCWD || follow != Follow::Fd {
@@ -160,19 +186,11 @@ pub unsafe fn resolve(
         return fd_path(dirfd, out);
     }
     if follow == Follow::Fd {
+        // The call acts on the caller's fd itself.
         return fd_path(dirfd, out);
     }
     // SAFETY: the caller guarantees a NUL-terminated string.
     let path = unsafe { CStr::from_ptr(path) };
-    resolve_cstr(dirfd, path, follow, out)
-}
-
-fn resolve_cstr(
-    dirfd: i32,
-    path: &CStr,
-    follow: Follow,
-    out: &mut PathBuf,
-) -> Result<(), Unresolved> {
     let bytes = path.to_bytes();
     if bytes.is_empty() {
         return Err(Unresolved::Kernel(Errno::NOENT));
@@ -183,25 +201,149 @@ fn resolve_cstr(
     } else {
         dirfd
     };
-    let d = dir(dirfd).map_err(Unresolved::Kernel)?;
+    let slash = bytes.ends_with(b"/");
     let follow = match follow {
-        Follow::NoFollow if bytes.ends_with(b"/") => Follow::Yes,
+        // A trailing slash makes the kernel follow after all; `.` and `..`
+        // are never symlinks.
+        Follow::NoFollow if slash || matches!(split(bytes), Some((_, b"." | b".."))) => Follow::Yes,
         Follow::NoFollow => Follow::Entry,
         f => f,
     };
-    match follow {
-        Follow::Entry | Follow::NoFollow => resolve_entry(d, bytes, out),
-        Follow::Yes | Follow::Create | Follow::Fd => {
-            match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
-                Ok(fd) => fd_path_of(fd.as_fd(), out),
-                // Only a create acts on a missing object; for the rest the
-                // kernel fails with ENOENT.
-                Err(Errno::NOENT) if follow == Follow::Create => {
-                    resolve_missing(d, bytes, true, out, 0)
-                }
-                Err(e) => Err(kernel_or_failed(e)),
-            }
+    if let Some(r) = locate_fast(dirfd, path, follow, slash, out, via) {
+        return r;
+    }
+    via.reset();
+    locate_slow(dirfd, path, follow, slash, out, via)
+}
+
+/// The lexical route (see [`locate`]); `None`: take the kernel's route.
+fn locate_fast(
+    dirfd: i32,
+    path: &CStr,
+    follow: Follow,
+    slash: bool,
+    out: &mut PathBuf,
+    via: &mut Via,
+) -> Option<Result<(), Unresolved>> {
+    let mut raw = RawPath::new();
+    lexical(dirfd, path, out, &mut raw)?;
+    let beneath = dirfd != libc::AT_FDCWD;
+    let (start, how) = if beneath {
+        (
+            dir(dirfd).ok()?,
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
+        )
+    } else {
+        (CWD, ResolveFlags::NO_SYMLINKS)
+    };
+    if beneath {
+        // Walk the caller's own relative path from the caller's dirfd.
+        raw.len = 0;
+        if !raw.push(path.to_bytes()) {
+            return None;
         }
+    }
+    let kernel = |e: Errno| Some(Err(Unresolved::Kernel(e)));
+    if matches!(follow, Follow::Yes | Follow::Create) {
+        match rustix::fs::openat2(
+            start,
+            raw.as_cstr(),
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            how,
+        ) {
+            Ok(fd) => {
+                via.set_object(fd, slash);
+                return Some(Ok(()));
+            }
+            Err(Errno::NOENT) if follow == Follow::Create => {}
+            Err(Errno::NOENT) => return kernel(Errno::NOENT),
+            Err(_) => return None,
+        }
+    }
+    // An entry, or a create of a missing name: the parent and the name.
+    let mut name_buf = [0u8; 256];
+    let (plen, name, bare) = {
+        let all = raw.bytes();
+        let (parent, name) = split(all)?;
+        if name == b"." || name == b".." {
+            return None;
+        }
+        (parent.len(), copy_name(name, &mut name_buf)?, parent.is_empty())
+    };
+    let created = follow == Follow::Create;
+    if bare {
+        // A bare name relative to the caller's dirfd: that dirfd is the parent.
+        return Some(
+            via.set_entry_borrowed(dirfd, name, slash, created)
+                .map_err(Unresolved::Kernel),
+        );
+    }
+    match rustix::fs::openat2(
+        start,
+        raw.c_prefix(plen),
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+        how,
+    ) {
+        Ok(pfd) => Some(via.set_entry(pfd, name, slash, created).map_err(Unresolved::Kernel)),
+        Err(e @ (Errno::NOENT | Errno::NOTDIR)) => kernel(e),
+        Err(_) => None,
+    }
+}
+
+/// A name (at most `NAME_MAX` bytes) copied out; `None` if longer.
+fn copy_name<'a>(name: &[u8], buf: &'a mut [u8; 256]) -> Option<&'a [u8]> {
+    if name.len() > 255 {
+        return None;
+    }
+    buf[..name.len()].copy_from_slice(name);
+    Some(&buf[..name.len()])
+}
+
+/// The kernel's route: open what the kernel would reach (`O_PATH`), ask
+/// `/proc/self/fd` what it is.
+fn locate_slow(
+    dirfd: i32,
+    path: &CStr,
+    follow: Follow,
+    slash: bool,
+    out: &mut PathBuf,
+    via: &mut Via,
+) -> Result<(), Unresolved> {
+    let bytes = path.to_bytes();
+    let d = dir(dirfd).map_err(Unresolved::Kernel)?;
+    if follow == Follow::Entry {
+        let Some((parent, name)) = split(bytes) else {
+            // "/" names no entry; the call acts on the root itself, which
+            // no rename can swap.
+            return fd_path_cstr(d, c"/", out);
+        };
+        let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
+        if name == b"." || name == b".." {
+            // Not an entry the kernel acts on by name (it fails the call);
+            // named exactly for the decision.
+            fd_path_cstr(d, path, out)?;
+        } else {
+            fd_path_of(pfd.as_fd(), out)?;
+            out.push_name(name).map_err(Unresolved::Kernel)?;
+        }
+        return via
+            .set_entry(pfd, name, slash, false)
+            .map_err(Unresolved::Kernel);
+    }
+    match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => {
+            fd_path_of(fd.as_fd(), out)?;
+            via.set_object(fd, slash);
+            Ok(())
+        }
+        // Only a create acts on a missing object; for the rest the kernel
+        // fails with ENOENT.
+        Err(Errno::NOENT) if follow == Follow::Create => {
+            resolve_missing(d, bytes, slash, out, via, 0)
+        }
+        Err(e) => Err(kernel_or_failed(e)),
     }
 }
 
@@ -245,41 +387,21 @@ fn open_parent(d: BorrowedFd<'_>, parent: &[u8]) -> Result<OwnedFd, Errno> {
     )
 }
 
-/// The entry itself: the parent resolved, the name appended unresolved.
-fn resolve_entry(d: BorrowedFd<'_>, bytes: &[u8], out: &mut PathBuf) -> Result<(), Unresolved> {
-    let Some((parent, name)) = split(bytes) else {
-        // "/" names no entry; the object is the root directory.
-        return fd_path_cstr(d, c"/", out);
-    };
-    if name == b"." || name == b".." {
-        // Not an entry the kernel would act on by name; be exact about it.
-        let mut buf = [0u8; 4097];
-        if bytes.len() >= buf.len() {
-            return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-        }
-        buf[..bytes.len()].copy_from_slice(bytes);
-        let c = CStr::from_bytes_until_nul(&buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-        return fd_path_cstr(d, c, out);
-    }
-    let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
-    fd_path_of(pfd.as_fd(), out)?;
-    out.push_name(name).map_err(Unresolved::Kernel)
-}
-
 fn fd_path_cstr(d: BorrowedFd<'_>, c: &CStr, out: &mut PathBuf) -> Result<(), Unresolved> {
     let fd = rustix::fs::openat(d, c, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
         .map_err(kernel_or_failed)?;
     fd_path_of(fd.as_fd(), out)
 }
 
-/// The path does not exist: resolve through the parent. Under `O_CREAT`, a
-/// dangling symlink as last component resolves to its target, which is what
-/// the kernel would create.
+/// The path does not exist and the call creates it: resolve through the
+/// parent. A dangling symlink as last component resolves to its target,
+/// which is what the kernel would create.
 fn resolve_missing(
     d: BorrowedFd<'_>,
     bytes: &[u8],
-    create: bool,
+    slash: bool,
     out: &mut PathBuf,
+    via: &mut Via,
     depth: usize,
 ) -> Result<(), Unresolved> {
     let Some((parent, name)) = split(bytes) else {
@@ -289,48 +411,48 @@ fn resolve_missing(
         return Err(Unresolved::Kernel(Errno::NOENT));
     }
     let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
-    if create {
-        let mut name_buf = [0u8; 256];
-        if name.len() >= name_buf.len() {
-            return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-        }
-        name_buf[..name.len()].copy_from_slice(name);
-        let cname =
-            CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-        let mut target = [0u8; 4097];
-        match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target[..4096]) {
-            Ok(n) => {
-                if depth >= MAX_LINKS {
-                    return Err(Unresolved::Kernel(Errno::LOOP));
-                }
-                if n >= 4096 {
-                    return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-                }
-                let t = &target[..n];
-                let start = if t.first() == Some(&b'/') {
-                    CWD
-                } else {
-                    pfd.as_fd()
-                };
-                let c = CStr::from_bytes_until_nul(&target)
-                    .map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-                return match rustix::fs::openat(
-                    start,
-                    c,
-                    OFlags::PATH | OFlags::CLOEXEC,
-                    Mode::empty(),
-                ) {
-                    Ok(fd) => fd_path_of(fd.as_fd(), out),
-                    Err(Errno::NOENT) => resolve_missing(start, t, true, out, depth + 1),
-                    Err(e) => Err(kernel_or_failed(e)),
-                };
+    let mut name_buf = [0u8; 256];
+    if name.len() >= name_buf.len() {
+        return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
+    }
+    name_buf[..name.len()].copy_from_slice(name);
+    let cname =
+        CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
+    let mut target = [0u8; 4097];
+    match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target[..4096]) {
+        Ok(n) => {
+            if depth >= MAX_LINKS {
+                return Err(Unresolved::Kernel(Errno::LOOP));
             }
-            Err(Errno::INVAL) | Err(Errno::NOENT) => {}
-            Err(e) => return Err(kernel_or_failed(e)),
+            if n >= 4096 {
+                return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
+            }
+            let t = &target[..n];
+            let start = if t.first() == Some(&b'/') {
+                CWD
+            } else {
+                pfd.as_fd()
+            };
+            let c = CStr::from_bytes_until_nul(&target)
+                .map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
+            return match rustix::fs::openat(start, c, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+            {
+                Ok(fd) => {
+                    fd_path_of(fd.as_fd(), out)?;
+                    via.set_object(fd, false);
+                    Ok(())
+                }
+                Err(Errno::NOENT) => resolve_missing(start, t, slash, out, via, depth + 1),
+                Err(e) => Err(kernel_or_failed(e)),
+            };
         }
+        Err(Errno::INVAL) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(kernel_or_failed(e)),
     }
     fd_path_of(pfd.as_fd(), out)?;
-    out.push_name(name).map_err(Unresolved::Kernel)
+    out.push_name(name).map_err(Unresolved::Kernel)?;
+    via.set_entry(pfd, name, slash, true)
+        .map_err(Unresolved::Kernel)
 }
 
 /// The kernel's name for an open fd of the caller's.
@@ -349,14 +471,14 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
         out.len = p.len();
         true
     };
-    let id = match crate::pathcache::lookup(fd, &mut put) {
+    let miss = match crate::pathcache::lookup(fd, &mut put) {
         Ok(true) => return Ok(()),
         Ok(false) => None,
-        Err(id) => id,
+        Err(miss) => miss,
     };
     fd_path_uncached(fd, out)?;
-    if let Some(id) = id {
-        crate::pathcache::store(id, out.as_bytes());
+    if let Some(miss) = miss {
+        crate::pathcache::store(fd, miss, out.as_bytes());
     }
     Ok(())
 }
@@ -519,53 +641,41 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
     Some(())
 }
 
-/// Proves a lexical resolution exact: no symlink on the way (`Entry`: to the
-/// parent; otherwise to the object itself). `Some(Ok)`: exact; a missing
-/// component proves it too for entries and creates, which the kernel makes
-/// exactly there. `Some(Err(ENOENT))`: the object must exist and does not,
-/// so the kernel fails the call. `None`: take the slow path.
-pub fn verify(raw: &mut RawPath, follow: Follow) -> Option<Result<(), Errno>> {
-    let how = OFlags::PATH | OFlags::CLOEXEC;
-    let no_links = rustix::fs::ResolveFlags::NO_SYMLINKS;
-    let follow = match follow {
-        Follow::NoFollow if raw.bytes().ends_with(b"/") => Follow::Yes,
-        Follow::NoFollow => Follow::Entry,
-        f => f,
-    };
-    let target: &CStr = match follow {
-        Follow::Fd => return None,
-        Follow::Yes | Follow::Create => raw.as_cstr(),
-        Follow::Entry | Follow::NoFollow => {
-            let (parent, name) = split(raw.bytes())?;
-            if name == b"." || name == b".." {
-                return None;
-            }
-            let n = parent.len();
-            raw.c_prefix(n)
-        }
-    };
-    match rustix::fs::openat2(CWD, target, how, Mode::empty(), no_links) {
-        Ok(_) => Some(Ok(())),
-        Err(Errno::NOENT) if follow == Follow::Yes => Some(Err(Errno::NOENT)),
-        Err(Errno::NOENT) => Some(Ok(())),
-        Err(_) => None,
-    }
-}
-
-/// Opens `raw` with the caller's flags, refusing to cross a symlink, so the
-/// object opened is the one whose lexical path was checked. `None`: a
-/// symlink was in the way (or openat2 is unavailable): take the slow path.
-pub fn open_exact(raw: &mut RawPath, flags: i32, mode: u32) -> Option<Result<OwnedFd, Errno>> {
+/// Opens the path [`lexical`] folded with the caller's flags, refusing to
+/// cross a symlink, so the object opened is the one whose lexical path was
+/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its cached
+/// path only named it), else the absolute form in `raw`. `None`: a symlink
+/// or `..` above the dirfd was in the way (or openat2 is unavailable):
+/// take the slow path.
+pub fn open_exact(
+    dirfd: i32,
+    path: &CStr,
+    raw: &mut RawPath,
+    flags: i32,
+    mode: u32,
+) -> Option<Result<OwnedFd, Errno>> {
     let needs_mode = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
     let mode = if needs_mode { mode & 0o7777 } else { 0 };
     let oflags = OFlags::from_bits_retain(flags as u32);
-    match rustix::fs::openat2(
-        CWD,
-        raw.as_cstr(),
-        oflags,
-        Mode::from_raw_mode(mode),
-        rustix::fs::ResolveFlags::NO_SYMLINKS,
-    ) {
+    let beneath = dirfd != libc::AT_FDCWD && path.to_bytes().first() != Some(&b'/');
+    let r = if beneath {
+        rustix::fs::openat2(
+            dir(dirfd).ok()?,
+            path,
+            oflags,
+            Mode::from_raw_mode(mode),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
+        )
+    } else {
+        rustix::fs::openat2(
+            CWD,
+            raw.as_cstr(),
+            oflags,
+            Mode::from_raw_mode(mode),
+            ResolveFlags::NO_SYMLINKS,
+        )
+    };
+    match r {
         Ok(fd) => Some(Ok(fd)),
         // ELOOP: a symlink; EXDEV/EINVAL/E2BIG/ENOSYS/EAGAIN: openat2 itself;
         // EACCES/EPERM: maybe only on the absolute way to a relative path
@@ -581,6 +691,219 @@ pub fn open_exact(raw: &mut RawPath, flags: i32, mode: u32) -> Option<Result<Own
             | Errno::PERM,
         ) => None,
         Err(e) => Some(Err(e)),
+    }
+}
+
+/// How a checked call reaches the object that was checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// With the caller's own arguments: nothing was resolved, or the call
+    /// acts on the caller's fd, or on `/`.
+    Caller,
+    /// The object itself, held open with `O_PATH`.
+    Object,
+    /// A directory entry: its parent held open with `O_PATH` (or the
+    /// caller's own dirfd), and the name.
+    Entry,
+}
+
+/// Room for `/proc/self/fd/N/` plus a name of `NAME_MAX` bytes, a slash and
+/// the NUL.
+const VIA_CAP: usize = 32 + 256 + 2;
+
+/// What a check leaves for the call: how to reach exactly the object the
+/// decision was about. Hooks pass [`Via::dirfd`] and [`Via::path`] to the
+/// real `*at` function, or [`Via::abs`] to a function that takes a path
+/// only; either names the object through the fd held here, never through
+/// the caller's string again.
+pub struct Via {
+    reach: Reach,
+    fd: i32,
+    owned: bool,
+    /// The name did not exist when checked: a create must not follow a
+    /// symlink that appears there since.
+    created: bool,
+    caller_dirfd: i32,
+    caller_path: *const libc::c_char,
+    /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
+    /// NUL-terminated.
+    buf: [u8; VIA_CAP],
+    /// Where the name starts in `buf`.
+    name_at: usize,
+}
+
+impl Via {
+    /// Nothing resolved yet: the caller's own arguments.
+    pub fn caller(dirfd: i32, path: *const libc::c_char) -> Via {
+        Via {
+            reach: Reach::Caller,
+            fd: -1,
+            owned: false,
+            created: false,
+            caller_dirfd: dirfd,
+            caller_path: path,
+            buf: [0; VIA_CAP],
+            name_at: 0,
+        }
+    }
+
+    /// Back to the caller's arguments (a route given up half-way).
+    pub fn reset(&mut self) {
+        self.close();
+        self.reach = Reach::Caller;
+        self.created = false;
+    }
+
+    fn close(&mut self) {
+        if self.owned && self.fd >= 0 {
+            // SAFETY: an fd this Via opened and owns.
+            drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(self.fd) });
+        }
+        self.owned = false;
+        self.fd = -1;
+    }
+
+    /// How the call will reach its object.
+    pub fn reach(&self) -> Reach {
+        self.reach
+    }
+
+    fn put_fd_link(&mut self, fd: i32) -> usize {
+        let prefix = b"/proc/self/fd/";
+        self.buf[..prefix.len()].copy_from_slice(prefix);
+        let mut n = fd as u32;
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let d = &digits[i..];
+        self.buf[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
+        prefix.len() + d.len()
+    }
+
+    /// The object itself, held by `fd`; `slash`: the caller's path ended in
+    /// one (the object is a directory, and `/proc/self/fd/N/` is followed
+    /// even by calls that do not follow a last symlink).
+    pub(crate) fn set_object(&mut self, fd: OwnedFd, slash: bool) {
+        use std::os::fd::IntoRawFd;
+        self.close();
+        self.fd = fd.into_raw_fd();
+        self.owned = true;
+        self.reach = Reach::Object;
+        self.created = false;
+        let mut n = self.put_fd_link(self.fd);
+        if slash {
+            self.buf[n] = b'/';
+            n += 1;
+        }
+        self.buf[n] = 0;
+        self.name_at = 0;
+    }
+
+    fn entry(&mut self, fd: i32, owned: bool, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+        self.close();
+        if name.len() > 255 {
+            return Err(Errno::NAMETOOLONG);
+        }
+        self.fd = fd;
+        self.owned = owned;
+        self.reach = Reach::Entry;
+        self.created = created;
+        let mut n = self.put_fd_link(fd);
+        self.buf[n] = b'/';
+        n += 1;
+        self.name_at = n;
+        self.buf[n..n + name.len()].copy_from_slice(name);
+        n += name.len();
+        if slash {
+            self.buf[n] = b'/';
+            n += 1;
+        }
+        self.buf[n] = 0;
+        Ok(())
+    }
+
+    /// The entry `name` in the directory held by `pfd`.
+    pub(crate) fn set_entry(&mut self, pfd: OwnedFd, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+        use std::os::fd::IntoRawFd;
+        self.entry(pfd.into_raw_fd(), true, name, slash, created)
+    }
+
+    /// The entry `name` in the caller's own directory fd.
+    pub(crate) fn set_entry_borrowed(&mut self, dirfd: i32, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+        self.entry(dirfd, false, name, slash, created)
+    }
+
+    /// The caller's own path argument.
+    pub fn caller_path(&self) -> *const libc::c_char {
+        self.caller_path
+    }
+
+    /// The dirfd for an `*at` call.
+    pub fn dirfd(&self) -> libc::c_int {
+        match self.reach {
+            Reach::Caller => self.caller_dirfd,
+            Reach::Object => libc::AT_FDCWD,
+            Reach::Entry => self.fd,
+        }
+    }
+
+    /// The path for an `*at` call (relative to [`Via::dirfd`]).
+    pub fn path(&self) -> *const libc::c_char {
+        match self.reach {
+            Reach::Caller => self.caller_path,
+            Reach::Object | Reach::Entry => self.buf[self.name_at..].as_ptr().cast(),
+        }
+    }
+
+    /// A path that names the object on its own, for calls without a dirfd.
+    pub fn abs(&self) -> *const libc::c_char {
+        match self.reach {
+            Reach::Caller => self.caller_path,
+            Reach::Object | Reach::Entry => self.buf.as_ptr().cast(),
+        }
+    }
+
+    /// Open flags for the call: an object is reopened through its
+    /// `/proc/self/fd` link (a magic link `O_NOFOLLOW` would refuse); a
+    /// name that did not exist is created without following a symlink that
+    /// appeared there since.
+    pub fn oflags(&self, flags: libc::c_int) -> libc::c_int {
+        match self.reach {
+            Reach::Object => flags & !libc::O_NOFOLLOW,
+            Reach::Entry if self.created => flags | libc::O_NOFOLLOW,
+            _ => flags,
+        }
+    }
+
+    /// `*at` flags for the call: an object's `/proc/self/fd` link must be
+    /// followed.
+    pub fn atflags(&self, flags: libc::c_int) -> libc::c_int {
+        match self.reach {
+            Reach::Object => flags & !libc::AT_SYMLINK_NOFOLLOW,
+            _ => flags,
+        }
+    }
+
+    /// Whether a create may have met a symlink planted after the check
+    /// (ELOOP from a name added `O_NOFOLLOW` by [`Via::oflags`]).
+    pub fn planted(&self, flags: libc::c_int, errno: libc::c_int) -> bool {
+        self.reach == Reach::Entry
+            && self.created
+            && flags & libc::O_NOFOLLOW == 0
+            && errno == libc::ELOOP
+    }
+}
+
+impl Drop for Via {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 

@@ -36,13 +36,14 @@ macro_rules! syscalls {
         $(#[$m:meta])*
         $sys:ident as $call:literal => [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);+];
     )*) => {
-        /// `None` for a system call that names no path; else the verdict.
-        fn $name($nr: c_long, $($a: c_long),*) -> Option<Result<(), c_int>> {
+        /// `None` for a system call that names no path; else the verdict,
+        /// with how the call reaches the objects checked.
+        fn $name($nr: c_long, $($a: c_long),*) -> Option<Result<guard::Vias, c_int>> {
             $(let _ = $a;)*
             match $nr {
                 $(
                     $(#[$m])*
-                    x if x == $sys => Some(guard::check($call, &[$(Target {
+                    x if x == $sys => Some(guard::check_act($call, &[$(Target {
                         access: $access,
                         follow: $follow,
                         dirfd: $dirfd,
@@ -273,7 +274,11 @@ pub extern "C" fn fsguard_syscall(
                 }
             };
         }
-        _ => check_syscall(nr, a, b, c, d, e, f).unwrap_or(Ok(())),
+        _ => match check_syscall(nr, a, b, c, d, e, f) {
+            None => Ok(()),
+            Some(Ok(vias)) => return act(nr, args, &vias),
+            Some(Err(e)) => Err(e),
+        },
     };
     match verdict {
         Ok(()) => real_syscall(nr, args),
@@ -282,4 +287,26 @@ pub extern "C" fn fsguard_syscall(
             -1
         }
     }
+}
+
+/// Makes a checked path system call act on the objects checked: each path
+/// argument replaced by the name of the fd the check holds
+/// (`/proc/self/fd/N[/name]`, absolute, so the dirfd argument is ignored).
+fn act(nr: c_long, mut args: [c_long; 6], vias: &guard::Vias) -> c_long {
+    if vias.resolved() {
+        for k in 0..2 {
+            let v = &vias[k];
+            if v.reach() == crate::resolve::Reach::Caller {
+                continue;
+            }
+            if let Some(slot) = args.iter_mut().find(|x| **x == v.caller_path() as c_long) {
+                *slot = v.abs() as c_long;
+            }
+        }
+    }
+    let r = real_syscall(nr, args);
+    let e = guard::errno();
+    let _ = vias;
+    guard::set_errno(e);
+    r
 }
