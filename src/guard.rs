@@ -294,6 +294,10 @@ pub fn open_fast(
     mode: libc::mode_t,
 ) -> Option<c_int> {
     let g = get()?;
+    if creat_directory_refused(flags) {
+        set_errno(libc::EINVAL);
+        return Some(-1);
+    }
     if !g.fast_open {
         return None;
     }
@@ -337,6 +341,35 @@ pub fn open_fast(
             Some(-1)
         }
     }
+}
+
+/// `O_CREAT | O_DIRECTORY` is EINVAL since Linux 6.4, before the path is
+/// looked at; older kernels make a file. Asked of the kernel once, with an
+/// fd that cannot be valid, so nothing is created.
+fn creat_directory_refused(flags: c_int) -> bool {
+    use std::sync::atomic::AtomicI8;
+    static REFUSED: AtomicI8 = AtomicI8::new(-1);
+    if flags & libc::O_CREAT == 0
+        || flags & libc::O_TMPFILE == libc::O_TMPFILE
+        || flags & libc::O_DIRECTORY == 0
+    {
+        return false;
+    }
+    let mut known = REFUSED.load(Ordering::Relaxed);
+    if known < 0 {
+        // SAFETY: a closed fd number and a static empty path; rustix's raw
+        // openat, not the hooked one.
+        let bad = unsafe { std::os::fd::BorrowedFd::borrow_raw(i32::MAX) };
+        let r = rustix::fs::openat(
+            bad,
+            c"",
+            rustix::fs::OFlags::CREATE | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        );
+        known = i8::from(r.err() == Some(rustix::io::Errno::INVAL));
+        REFUSED.store(known, Ordering::Relaxed);
+    }
+    known == 1
 }
 
 /// `__open_2` and friends abort on a mode-needing open; leave that to them.

@@ -166,7 +166,8 @@ fn dir_on(fd: c_int) -> *mut libc::DIR {
     }
 }
 
-const OPENDIR_FLAGS: c_int = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
+const OPENDIR_FLAGS: c_int =
+    libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
 
 /// opendir as glibc does it (`open` with `O_DIRECTORY`, then `fdopendir`),
 /// with the open done by [`crate::guard::open_fast`].
@@ -340,7 +341,8 @@ type SymlinkatFn = unsafe extern "C" fn(*const c_char, c_int, *const c_char) -> 
 type FchmodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, c_int) -> c_int;
 type FchownatFn =
     unsafe extern "C" fn(c_int, *const c_char, libc::uid_t, libc::gid_t, c_int) -> c_int;
-type UtimensatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timespec, c_int) -> c_int;
+type UtimensatFn =
+    unsafe extern "C" fn(c_int, *const c_char, *const libc::timespec, c_int) -> c_int;
 type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
 type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 

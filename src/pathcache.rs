@@ -303,7 +303,11 @@ mod tests {
         assert_eq!(get(fd), Err(true), "a rename forgets everything");
         remember(fd, b"/usr");
         let dup = a.try_clone().unwrap();
-        assert_eq!(get(dup.as_raw_fd()), Ok(b"/usr".to_vec()), "a dup is the same object");
+        assert_eq!(
+            get(dup.as_raw_fd()),
+            Ok(b"/usr".to_vec()),
+            "a dup is the same object"
+        );
         let other = std::fs::File::open("/").unwrap();
         assert_ne!(get(other.as_raw_fd()), Ok(b"/usr".to_vec()));
         let f = std::fs::File::open("/dev/null").unwrap();

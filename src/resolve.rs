@@ -209,6 +209,10 @@ pub unsafe fn locate(
         Follow::NoFollow => Follow::Entry,
         f => f,
     };
+    if follow == Follow::Create && slash {
+        // The kernel creates nothing with a trailing slash.
+        return Err(Unresolved::Kernel(Errno::ISDIR));
+    }
     if let Some(r) = locate_fast(dirfd, path, follow, slash, out, via) {
         return r;
     }
@@ -269,7 +273,11 @@ fn locate_fast(
         if name == b"." || name == b".." {
             return None;
         }
-        (parent.len(), copy_name(name, &mut name_buf)?, parent.is_empty())
+        (
+            parent.len(),
+            copy_name(name, &mut name_buf)?,
+            parent.is_empty(),
+        )
     };
     let created = follow == Follow::Create;
     if bare {
@@ -286,7 +294,10 @@ fn locate_fast(
         Mode::empty(),
         how,
     ) {
-        Ok(pfd) => Some(via.set_entry(pfd, name, slash, created).map_err(Unresolved::Kernel)),
+        Ok(pfd) => Some(
+            via.set_entry(pfd, name, slash, created)
+                .map_err(Unresolved::Kernel),
+        ),
         Err(e @ (Errno::NOENT | Errno::NOTDIR)) => kernel(e),
         Err(_) => None,
     }
@@ -332,16 +343,14 @@ fn locate_slow(
             .set_entry(pfd, name, slash, false)
             .map_err(Unresolved::Kernel);
     }
+    if follow == Follow::Create {
+        return resolve_create(d, bytes, out, via, 0);
+    }
     match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => {
             fd_path_of(fd.as_fd(), out)?;
             via.set_object(fd, slash);
             Ok(())
-        }
-        // Only a create acts on a missing object; for the rest the kernel
-        // fails with ENOENT.
-        Err(Errno::NOENT) if follow == Follow::Create => {
-            resolve_missing(d, bytes, slash, out, via, 0)
         }
         Err(e) => Err(kernel_or_failed(e)),
     }
@@ -393,24 +402,26 @@ fn fd_path_cstr(d: BorrowedFd<'_>, c: &CStr, out: &mut PathBuf) -> Result<(), Un
     fd_path_of(fd.as_fd(), out)
 }
 
-/// The path does not exist and the call creates it: resolve through the
-/// parent. A dangling symlink as last component resolves to its target,
-/// which is what the kernel would create.
-fn resolve_missing(
+/// A create (`O_CREAT` without `O_EXCL`) walked the kernel's way: the
+/// parent resolved, then the last name followed by hand, so a symlink there
+/// (dangling or not) resolves to what the kernel would open or create, and
+/// a name that does not exist resolves to that entry in the parent.
+fn resolve_create(
     d: BorrowedFd<'_>,
     bytes: &[u8],
-    slash: bool,
     out: &mut PathBuf,
     via: &mut Via,
     depth: usize,
 ) -> Result<(), Unresolved> {
     let Some((parent, name)) = split(bytes) else {
-        return Err(Unresolved::Kernel(Errno::NOENT));
+        // "/": a directory.
+        return Err(Unresolved::Kernel(Errno::ISDIR));
     };
-    if name == b"." || name == b".." {
-        return Err(Unresolved::Kernel(Errno::NOENT));
-    }
     let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
+    if name == b"." || name == b".." {
+        // A directory that exists: the kernel will not create it.
+        return Err(Unresolved::Kernel(Errno::ISDIR));
+    }
     let mut name_buf = [0u8; 256];
     if name.len() >= name_buf.len() {
         return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
@@ -428,31 +439,40 @@ fn resolve_missing(
                 return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
             }
             let t = &target[..n];
+            if t.ends_with(b"/") {
+                // The kernel creates nothing through a target that ends in
+                // a slash.
+                return Err(Unresolved::Kernel(Errno::ISDIR));
+            }
             let start = if t.first() == Some(&b'/') {
                 CWD
             } else {
                 pfd.as_fd()
             };
-            let c = CStr::from_bytes_until_nul(&target)
-                .map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-            return match rustix::fs::openat(start, c, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
-            {
-                Ok(fd) => {
-                    fd_path_of(fd.as_fd(), out)?;
-                    via.set_object(fd, false);
-                    Ok(())
-                }
-                Err(Errno::NOENT) => resolve_missing(start, t, slash, out, via, depth + 1),
-                Err(e) => Err(kernel_or_failed(e)),
-            };
+            resolve_create(start, t, out, via, depth + 1)
         }
-        Err(Errno::INVAL) | Err(Errno::NOENT) => {}
-        Err(e) => return Err(kernel_or_failed(e)),
+        // Not a symlink: the object itself, not followed (a symlink that
+        // appears there now is opened as one, which fails).
+        Err(Errno::INVAL) => {
+            let fd = rustix::fs::openat(
+                pfd.as_fd(),
+                cname,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(kernel_or_failed)?;
+            fd_path_of(fd.as_fd(), out)?;
+            via.set_object(fd, false);
+            Ok(())
+        }
+        Err(Errno::NOENT) => {
+            fd_path_of(pfd.as_fd(), out)?;
+            out.push_name(name).map_err(Unresolved::Kernel)?;
+            via.set_entry(pfd, name, false, true)
+                .map_err(Unresolved::Kernel)
+        }
+        Err(e) => Err(kernel_or_failed(e)),
     }
-    fd_path_of(pfd.as_fd(), out)?;
-    out.push_name(name).map_err(Unresolved::Kernel)?;
-    via.set_entry(pfd, name, slash, true)
-        .map_err(Unresolved::Kernel)
 }
 
 /// The kernel's name for an open fd of the caller's.
@@ -806,7 +826,14 @@ impl Via {
         self.name_at = 0;
     }
 
-    fn entry(&mut self, fd: i32, owned: bool, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+    fn entry(
+        &mut self,
+        fd: i32,
+        owned: bool,
+        name: &[u8],
+        slash: bool,
+        created: bool,
+    ) -> Result<(), Errno> {
         self.close();
         if name.len() > 255 {
             return Err(Errno::NAMETOOLONG);
@@ -830,13 +857,25 @@ impl Via {
     }
 
     /// The entry `name` in the directory held by `pfd`.
-    pub(crate) fn set_entry(&mut self, pfd: OwnedFd, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+    pub(crate) fn set_entry(
+        &mut self,
+        pfd: OwnedFd,
+        name: &[u8],
+        slash: bool,
+        created: bool,
+    ) -> Result<(), Errno> {
         use std::os::fd::IntoRawFd;
         self.entry(pfd.into_raw_fd(), true, name, slash, created)
     }
 
     /// The entry `name` in the caller's own directory fd.
-    pub(crate) fn set_entry_borrowed(&mut self, dirfd: i32, name: &[u8], slash: bool, created: bool) -> Result<(), Errno> {
+    pub(crate) fn set_entry_borrowed(
+        &mut self,
+        dirfd: i32,
+        name: &[u8],
+        slash: bool,
+        created: bool,
+    ) -> Result<(), Errno> {
         self.entry(dirfd, false, name, slash, created)
     }
 
