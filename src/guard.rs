@@ -157,10 +157,6 @@ impl Guard {
         targets: &[Target],
         vias: &mut [Via; 2],
     ) -> Result<(), c_int> {
-        if targets.iter().any(|t| t.moves) {
-            // A rename or link may move a directory whose path is cached.
-            crate::pathcache::invalidate();
-        }
         let [v0, v1] = vias;
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first, v0)?;

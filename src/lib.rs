@@ -11,7 +11,6 @@
 
 mod pathcache;
 mod real;
-mod sys;
 
 pub mod guard;
 #[macro_use]

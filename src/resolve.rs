@@ -498,7 +498,7 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     };
     fd_path_uncached(fd, out)?;
     if let Some(miss) = miss {
-        crate::pathcache::store(fd, miss, out.as_bytes());
+        crate::pathcache::store(miss, out.as_bytes());
     }
     Ok(())
 }
