@@ -24,19 +24,20 @@
  * library; an exchange of two names inside the root is allowed), as a
  * thread of a guarded program would. `raw`: it makes the system call
  * itself, unseen by the library, as any other process sharing the
- * directory would (another guarded process's hooks are not this one's):
- * several times faster, so the window between a check and the call is hit
- * far more often, and a defence that relies on seeing the swap fails.
- * `mixed`: each swap one way or the other at random (which also keeps the
- * swapper from falling into step with the main thread). The
- * main thread makes
- * exactly one library-visible call per try: OP itself. Everything else the
- * driver does (seeing whether OP changed anything outside, putting outside
- * back so the next try can leak again, resetting the inside fixture) uses
- * raw system call instructions through fds opened before the swapper
- * starts: invisible to the library, not racing with the swapper, and never
- * refused. A repair outside still leaves a new ctime/mtime on out/ or the
- * file, so the test's snapshot of out/ sees every leak as well.
+ * directory would (another guarded process's hooks are not this one's), so
+ * a defence that relies on seeing the swap fails. `mixed`: each swap one
+ * way or the other at random, which also keeps the swapper from falling
+ * into step with the main thread (the main thread jitters too); on main
+ * this hits the window between check and call far more often than either.
+ *
+ * The main thread's only library-visible calls are OP's own (open + read
+ * + close, opendir + readdir + closedir, or the one call). Everything else
+ * the driver does (seeing whether OP changed anything outside, putting
+ * outside back so the next try can leak again, resetting the inside
+ * fixture) uses raw system call instructions through fds opened before the
+ * swapper starts: invisible to the library, not racing with the swapper,
+ * and never refused. A repair outside still leaves a new ctime/mtime on
+ * out/ or the file, so the test's snapshot of out/ sees those leaks too.
  *
  * Prints one line:
  *   leaks=L tries=T ok=S denied=E other=O swaps=W
