@@ -185,9 +185,17 @@ mod tests {
         remember(fd, b"/usr");
         assert_eq!(get(fd), Ok(b"/usr".to_vec()));
         let dup = a.try_clone().unwrap();
-        assert_eq!(get(dup.as_raw_fd()), Ok(b"/usr".to_vec()), "a dup is the same object");
+        assert_eq!(
+            get(dup.as_raw_fd()),
+            Ok(b"/usr".to_vec()),
+            "a dup is the same object"
+        );
         remember(fd, b"/");
-        assert_eq!(get(fd), Err(true), "a path naming another object is no proof");
+        assert_eq!(
+            get(fd),
+            Err(true),
+            "a path naming another object is no proof"
+        );
         let f = std::fs::File::open("/dev/null").unwrap();
         remember(f.as_raw_fd(), b"/dev/null");
         assert_eq!(get(f.as_raw_fd()), Err(false), "only files and directories");
