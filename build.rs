@@ -5,7 +5,22 @@ use std::path::PathBuf;
 
 /// Symbols defined in C; they must appear in the library's dynamic table.
 const SHIM_SYMBOLS: &[&str] = &[
-    "open", "open64", "openat", "openat64", "execl", "execle", "execlp", "dlopen", "syscall",
+    "open",
+    "open64",
+    "openat",
+    "openat64",
+    "execl",
+    "execle",
+    "execlp",
+    "dlopen",
+    "syscall",
+    "__open",
+    "__open64",
+    "__open_nocancel",
+    "__open64_nocancel",
+    "dlsym",
+    "dlvsym",
+    "dlmopen",
 ];
 
 fn main() {
@@ -14,6 +29,11 @@ fn main() {
         .file("shim/shim.c")
         .flag_if_supported("-fvisibility=default")
         .warnings(true)
+        // dlsym, dlvsym, dlopen and dlmopen end in a tail call to the real
+        // function, which finds its caller by return address: always
+        // optimise, so the call is a jump in debug builds too.
+        .opt_level(2)
+        .flag("-foptimize-sibling-calls")
         .cargo_metadata(false)
         .compile("fsguard_shim");
     println!("cargo:rustc-link-search=native={}", out.display());

@@ -118,6 +118,7 @@ void *dlopen(const char *name, int flags) {
     static dlopen_fn real;
     dlopen_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
     if (!f) {
+        /* Through the dlsym below: a call from this library passes through. */
         f = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
         __atomic_store_n(&real, f, __ATOMIC_RELAXED);
     }
@@ -142,4 +143,279 @@ long syscall(long nr, ...) {
     long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
     return fsguard_syscall(nr, a, b, c, d, e, f);
+}
+
+/* glibc's own aliases of open that take a mode: `__open`, `__open64`
+ * (public) and `__open_nocancel`, `__open64_nocancel` (GLIBC_PRIVATE, but
+ * reachable through dlsym). Each is checked like open (src/aliases.rs). */
+int fsguard_alias_open(const char *path, int flags, mode_t mode);
+int fsguard_alias_open64(const char *path, int flags, mode_t mode);
+int fsguard_alias_open_nocancel(const char *path, int flags, mode_t mode);
+int fsguard_alias_open64_nocancel(const char *path, int flags, mode_t mode);
+
+int __open(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_alias_open(path, flags, mode);
+}
+
+int __open64(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_alias_open64(path, flags, mode);
+}
+
+int __open_nocancel(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_alias_open_nocancel(path, flags, mode);
+}
+
+int __open64_nocancel(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_alias_open64_nocancel(path, flags, mode);
+}
+
+/* ------------------------------------------------------------------------
+ * Symbol lookups: dlsym, dlvsym, dlmopen.
+ *
+ * A lookup that would hand the caller libc's definition of a symbol this
+ * library hooks (any handle: RTLD_DEFAULT, RTLD_NEXT, a handle of libc; any
+ * version) returns the hook instead. Everything else is the real function,
+ * reached by a tail call: glibc finds the caller of dlsym(RTLD_NEXT, ...)
+ * and dlmopen by return address, and a tail call keeps it the caller's.
+ *
+ * The real dl* functions are found in libc's own symbol table (the ELF
+ * GNU hash table of the loaded libc), never through the hooked names, and
+ * "is this name hooked" is a lookup in this library's own table, so a
+ * lookup never touches dlerror's state unless the real call would.
+ * Two callers are always passed through: this library itself (src/real.rs
+ * finds the real functions with dlsym(RTLD_NEXT, ...)), and an interposer
+ * loaded after it whose definition the hook forwards to (handing it the
+ * hook would make the two call each other forever).
+ * ---------------------------------------------------------------------- */
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+struct elf_obj {
+    uintptr_t base, lo, hi;
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    const uint32_t *gnu_hash;
+    const ElfW(Half) *versym;
+    const ElfW(Verdef) *verdef;
+};
+
+static struct elf_obj self_obj, libc_obj;
+static int objs_ready; /* 0: not yet, 1: ready, -1: failed */
+
+static int in_obj(const struct elf_obj *o, const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    return o->hi != 0 && a >= o->lo && a < o->hi;
+}
+
+static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v) {
+    /* glibc relocates these entries in place on most targets; not all. */
+    return v < base ? base + v : v;
+}
+
+static void fill_obj(struct dl_phdr_info *info, struct elf_obj *o) {
+    o->base = info->dlpi_addr;
+    o->lo = UINTPTR_MAX;
+    o->hi = 0;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+            if (s < o->lo)
+                o->lo = s;
+            if (s + ph->p_memsz > o->hi)
+                o->hi = s + ph->p_memsz;
+        } else if (ph->p_type == PT_DYNAMIC) {
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        }
+    }
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        uintptr_t v = dyn_ptr(o->base, dyn->d_un.d_ptr);
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: o->symtab = (const ElfW(Sym) *)v; break;
+        case DT_STRTAB: o->strtab = (const char *)v; break;
+        case DT_GNU_HASH: o->gnu_hash = (const uint32_t *)v; break;
+        case DT_VERSYM: o->versym = (const ElfW(Half) *)v; break;
+        case DT_VERDEF: o->verdef = (const ElfW(Verdef) *)v; break;
+        }
+    }
+}
+
+static void marker(void) {}
+
+static int find_objs(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    (void)data;
+    struct elf_obj o = {0};
+    fill_obj(info, &o);
+    if (in_obj(&o, (const void *)&marker)) {
+        self_obj = o;
+        return 0;
+    }
+    const char *slash = strrchr(info->dlpi_name, '/');
+    const char *base = slash ? slash + 1 : info->dlpi_name;
+    /* The first libc.so.6 of the main namespace (a dlmopen'd copy comes
+     * later in the list, and is refused anyway). */
+    if (!libc_obj.hi && strcmp(base, "libc.so.6") == 0)
+        libc_obj = o;
+    return 0;
+}
+
+static int objs(void) {
+    int r = __atomic_load_n(&objs_ready, __ATOMIC_ACQUIRE);
+    if (r)
+        return r;
+    /* Idempotent: two threads racing here compute the same thing. */
+    dl_iterate_phdr(find_objs, NULL);
+    r = (self_obj.symtab && self_obj.gnu_hash && libc_obj.symtab && libc_obj.gnu_hash) ? 1 : -1;
+    __atomic_store_n(&objs_ready, r, __ATOMIC_RELEASE);
+    return r;
+}
+
+/* Whether symbol `ix` of `o` has version `version` (NULL: any). */
+static int has_version(const struct elf_obj *o, uint32_t ix, const char *version) {
+    if (!version)
+        return 1;
+    if (!o->versym || !o->verdef)
+        return 0;
+    ElfW(Half) want = o->versym[ix] & 0x7fff;
+    const ElfW(Verdef) *d = o->verdef;
+    for (;;) {
+        if (d->vd_ndx == want) {
+            const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)((const char *)d + d->vd_aux);
+            return strcmp(o->strtab + a->vda_name, version) == 0;
+        }
+        if (!d->vd_next)
+            return 0;
+        d = (const ElfW(Verdef) *)((const char *)d + d->vd_next);
+    }
+}
+
+/* The address of the defined function or object `name` in `o`, or NULL. */
+static void *elf_lookup(const struct elf_obj *o, const char *name, const char *version) {
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    const uint32_t *ht = o->gnu_hash;
+    uint32_t nbuckets = ht[0], symoffset = ht[1], bloom_size = ht[2];
+    const ElfW(Addr) *bloom = (const ElfW(Addr) *)&ht[4];
+    const uint32_t *buckets = (const uint32_t *)&bloom[bloom_size];
+    const uint32_t *chain = &buckets[nbuckets];
+    if (nbuckets == 0)
+        return NULL;
+    uint32_t ix = buckets[h % nbuckets];
+    if (ix < symoffset)
+        return NULL;
+    for (;;) {
+        uint32_t ch = chain[ix - symoffset];
+        const ElfW(Sym) *s = &o->symtab[ix];
+        if ((h | 1) == (ch | 1) && s->st_shndx != SHN_UNDEF &&
+            strcmp(name, o->strtab + s->st_name) == 0 && has_version(o, ix, version)) {
+            int t = ELF64_ST_TYPE(s->st_info);
+            if (t == STT_FUNC || t == STT_OBJECT || t == STT_GNU_IFUNC)
+                return (void *)(o->base + s->st_value);
+        }
+        if (ch & 1)
+            return NULL;
+        ix++;
+    }
+}
+
+typedef void *(*dlsym_fn)(void *, const char *);
+typedef void *(*dlvsym_fn)(void *, const char *, const char *);
+typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
+
+/* libc's own definition of a dl function. */
+static void *libc_fn(void **cache, const char *name) {
+    void *f = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (!f && objs() > 0) {
+        f = elf_lookup(&libc_obj, name, NULL);
+        __atomic_store_n(cache, f, __ATOMIC_RELAXED);
+    }
+    return f;
+}
+
+static void *real_dlsym_p, *real_dlvsym_p, *real_dlmopen_p;
+
+/* The hook to hand out instead of what the caller asked for, or NULL to let
+ * the real lookup answer. */
+static void *hooked_lookup(void *handle, const char *name, const char *version, void *caller) {
+    if (!name || objs() <= 0 || in_obj(&self_obj, caller))
+        return NULL;
+    void *hook = elf_lookup(&self_obj, name, NULL);
+    if (!hook || !elf_lookup(&libc_obj, name, version))
+        return NULL;
+    /* An interposer after this one asking for the next definition of a name
+     * the hook forwards to it: give it the real one, or they loop. */
+    dlsym_fn real_dlsym = (dlsym_fn)libc_fn(&real_dlsym_p, "dlsym");
+    if (!real_dlsym)
+        return NULL;
+    void *next = real_dlsym(RTLD_NEXT, name);
+    if (next && !in_obj(&libc_obj, next)) {
+        Dl_info a, b;
+        if (dladdr(next, &a) && dladdr(caller, &b) && a.dli_fbase == b.dli_fbase)
+            return NULL;
+    }
+    if (handle == RTLD_NEXT)
+        return hook;
+    void *r;
+    if (version) {
+        dlvsym_fn real_dlvsym = (dlvsym_fn)libc_fn(&real_dlvsym_p, "dlvsym");
+        r = real_dlvsym ? real_dlvsym(handle, name, version) : NULL;
+    } else {
+        r = real_dlsym(handle, name);
+    }
+    return in_obj(&libc_obj, r) ? hook : NULL;
+}
+
+void *dlsym(void *handle, const char *name) {
+    void *hook = hooked_lookup(handle, name, NULL, __builtin_return_address(0));
+    if (hook)
+        return hook;
+    dlsym_fn f = (dlsym_fn)libc_fn(&real_dlsym_p, "dlsym");
+    if (!f)
+        return NULL;
+    return f(handle, name); /* a tail call: the caller stays the caller */
+}
+
+void *dlvsym(void *handle, const char *name, const char *version) {
+    void *hook = hooked_lookup(handle, name, version, __builtin_return_address(0));
+    if (hook)
+        return hook;
+    dlvsym_fn f = (dlvsym_fn)libc_fn(&real_dlvsym_p, "dlvsym");
+    if (!f)
+        return NULL;
+    return f(handle, name, version); /* a tail call, as above */
+}
+
+int fsguard_dlmopen_check(long lmid, const char *name);
+
+/* dlmopen: a new namespace would get a fresh libc this library does not
+ * hook, so any namespace but the base one is refused; in the base one it
+ * is dlopen. A refusal leaves dlerror() a message, as a failed load does. */
+void *dlmopen(Lmid_t lmid, const char *name, int flags) {
+    int e = fsguard_dlmopen_check((long)lmid, name);
+    dlmopen_fn f = (dlmopen_fn)libc_fn(&real_dlmopen_p, "dlmopen");
+    if (e != 0) {
+        static dlopen_fn real_dlopen_p;
+        dlopen_fn o = (dlopen_fn)libc_fn((void **)&real_dlopen_p, "dlopen");
+        /* A name no file has: the real dlopen fails and says why. */
+        if (o)
+            o("/fsguard: dlmopen into a new namespace is refused", RTLD_LAZY | RTLD_NOLOAD);
+        errno = e;
+        return NULL;
+    }
+    if (!f)
+        return NULL;
+    return f(lmid, name, flags); /* a tail call, as for dlopen */
 }

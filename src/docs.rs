@@ -14,6 +14,11 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
     ("Written-out hooks", crate::hooks_more::CUSTOM),
     ("exec and dlopen", crate::exec::EXEC_TABLE),
     ("posix_spawn file actions", crate::exec::SPAWN_TABLE),
+    ("glibc aliases", crate::aliases::ALIASES),
+    (
+        "glibc aliases, written out; symbol lookups",
+        crate::aliases::ALIASES_CUSTOM,
+    ),
     ("syscall(2)", crate::syscall::SYSCALLS),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
 ];

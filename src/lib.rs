@@ -15,6 +15,7 @@ mod real;
 pub mod guard;
 #[macro_use]
 pub mod hooks;
+pub mod aliases;
 pub mod exec;
 pub mod hooks_more;
 pub mod resolve;

@@ -1,0 +1,340 @@
+//! glibc's other names for the hooked calls, and the lookups that could
+//! reach libc's definitions around the hooks.
+//!
+//! glibc exports internal aliases of some path functions (`__open`,
+//! `__open_nocancel`, `_IO_fopen`, ...), public or `GLIBC_PRIVATE`; each one
+//! that takes a path is hooked here like the call it stands for (the
+//! variadic ones enter through shim/shim.c). `tests/side_doors.rs` sweeps
+//! libc's exports so that a new alias fails a test.
+//!
+//! `dlsym` and `dlvsym` live in shim/shim.c (they must keep their caller's
+//! return address); a lookup of a hooked name returns the hook. `dlmopen`
+//! into a new namespace is refused here: that namespace would get a fresh
+//! libc with no hooks.
+
+use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
+
+use fsguard_policy::{Access, Rule};
+use libc::{mode_t, AT_FDCWD, FILE};
+
+use crate::guard::{self, set_errno, Target};
+use crate::hooks::{fopen_flags, open_access, open_follow, CheckInfo, HookInfo};
+use crate::resolve::Follow;
+
+const READ: Option<Access> = Some(Access::Read);
+/// A metadata read: checked only when `hide_outside` is set.
+const META: Option<Access> = None;
+
+type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
+
+hooks! {
+    table ALIASES;
+    /// glibc's public alias of open; the variadic `__open` in shim/shim.c
+    /// calls this with the mode.
+    "__open" as "open"
+    fn fsguard_alias_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "__open64" as "open"
+    fn fsguard_alias_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    /// `GLIBC_PRIVATE`: glibc's internal open, reachable through dlsym.
+    "__open_nocancel" as "open"
+    fn fsguard_alias_open_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    "__open64_nocancel" as "open"
+    fn fsguard_alias_open64_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        real OpenFn = (path, flags, mode as c_uint),
+        fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    /// The old name of fopen.
+    "_IO_fopen" as "fopen"
+    fn _IO_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    /// fopen's worker: opens `path` into the caller's FILE.
+    "_IO_file_fopen" as "fopen"
+    fn _IO_file_fopen(fp: *mut FILE, path: *const c_char, mode: *const c_char, is32: c_int) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    /// An open(2) into the caller's FILE, with open's flags.
+    "_IO_file_open" as "open"
+    fn _IO_file_open(fp: *mut FILE, path: *const c_char, oflag: c_int, prot: c_int, read_write: c_int, is32: c_int) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(oflag), open_follow(oflag), AT_FDCWD, path, false];
+    /// `GLIBC_PRIVATE`: NSS's fopen (read-only).
+    "__nss_files_fopen" as "fopen"
+    fn __nss_files_fopen(path: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [READ, Follow::Yes, AT_FDCWD, path, false];
+    /// A mount table opened with fopen's mode (`w` and `a` write it).
+    "setmntent" as "setmntent"
+    fn setmntent(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    "__setmntent" as "setmntent"
+    fn __setmntent(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        fail std::ptr::null_mut(),
+        check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    "__statfs" as "statfs"
+    fn __statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    /// `GLIBC_PRIVATE`: a stat of `path`.
+    "__file_change_detection_for_path" as "stat"
+    fn __file_change_detection_for_path(result: *mut c_void, path: *const c_char) -> bool,
+        fail false,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+}
+
+/// `GMON_OUT_PREFIX.<pid>` (or nothing) in `buf`, NUL-terminated.
+fn gmon_prefixed(buf: &mut [u8; 4096]) -> bool {
+    // SAFETY: getenv's result is a C string or NULL; read at once.
+    let env = unsafe { libc::getenv(c"GMON_OUT_PREFIX".as_ptr()) };
+    if env.is_null() {
+        return false;
+    }
+    // SAFETY: as above.
+    let prefix = unsafe { std::ffi::CStr::from_ptr(env) }.to_bytes();
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() } as u32;
+    let mut digits = [0u8; 10];
+    let mut n = pid;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &digits[i..];
+    let len = prefix.len() + 1 + digits.len();
+    if len >= buf.len() {
+        return false;
+    }
+    buf[..prefix.len()].copy_from_slice(prefix);
+    buf[prefix.len()] = b'.';
+    buf[prefix.len() + 1..len].copy_from_slice(digits);
+    buf[len] = 0;
+    true
+}
+
+/// _mcleanup(3) (profiling, `gcc -pg`): writes `gmon.out`, or
+/// `$GMON_OUT_PREFIX.<pid>`, through glibc's internal open. Both names it
+/// may create are checked; if either is refused nothing is written and
+/// profiling is only stopped.
+#[no_mangle]
+pub unsafe extern "C" fn _mcleanup() {
+    const FLAGS: c_int = libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | libc::O_NOFOLLOW;
+    let mut buf = [0u8; 4096];
+    let mut ok = true;
+    if gmon_prefixed(&mut buf) {
+        ok = check1("_mcleanup", FLAGS, buf.as_ptr().cast()).is_ok();
+    }
+    if ok {
+        ok = check1("_mcleanup", FLAGS, c"gmon.out".as_ptr()).is_ok();
+    }
+    if !ok {
+        if let Some(f) = crate::real::real!("moncontrol", unsafe extern "C" fn(c_int)) {
+            // SAFETY: turns profiling off, as _mcleanup does first.
+            unsafe { f(0) };
+        }
+        return;
+    }
+    if let Some(f) = crate::real::real!("_mcleanup", unsafe extern "C" fn()) {
+        // SAFETY: the real function.
+        unsafe { f() };
+    }
+}
+
+fn check1(call: &'static str, flags: c_int, path: *const c_char) -> Result<(), c_int> {
+    guard::check(
+        call,
+        &[Target {
+            access: open_access(flags),
+            follow: open_follow(flags),
+            dirfd: AT_FDCWD,
+            path,
+            moves: false,
+        }],
+    )
+}
+
+/// `_IO_popen`: popen's old name.
+#[no_mangle]
+pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
+    type F = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
+    let Some(real) = crate::real::real!("_IO_popen", F) else {
+        set_errno(libc::ENOSYS);
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the real call, under the child environment.
+    match unsafe { crate::exec::shell("popen", || real(cmd, mode)) } {
+        Ok(f) => f,
+        Err(e) => {
+            set_errno(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// `_IO_proc_open`: popen's worker, into the caller's FILE.
+#[no_mangle]
+pub unsafe extern "C" fn _IO_proc_open(
+    fp: *mut FILE,
+    cmd: *const c_char,
+    mode: *const c_char,
+) -> *mut FILE {
+    type F = unsafe extern "C" fn(*mut FILE, *const c_char, *const c_char) -> *mut FILE;
+    let Some(real) = crate::real::real!("_IO_proc_open", F) else {
+        set_errno(libc::ENOSYS);
+        return std::ptr::null_mut();
+    };
+    // SAFETY: as above.
+    match unsafe { crate::exec::shell("popen", || real(fp, cmd, mode)) } {
+        Ok(f) => f,
+        Err(e) => {
+            set_errno(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// `__libc_system` (`GLIBC_PRIVATE`): system's internal name.
+#[no_mangle]
+pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
+    type F = unsafe extern "C" fn(*const c_char) -> c_int;
+    let Some(real) = crate::real::real!("__libc_system", F) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    if cmd.is_null() {
+        // SAFETY: only asks whether a shell exists.
+        return unsafe { real(cmd) };
+    }
+    // SAFETY: as above.
+    match unsafe { crate::exec::shell("system", || real(cmd)) } {
+        Ok(r) => r,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}
+
+/// dlmopen: `0` to go ahead, else the errno of a refusal (traced). The base
+/// namespace is dlopen; any other would load a libc of its own, unhooked.
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char) -> c_int {
+    if lmid == libc::LM_ID_BASE as c_long {
+        // SAFETY: the caller's arguments.
+        return unsafe { crate::exec::fsguard_dlopen_check(name) };
+    }
+    let Some(g) = guard::get() else { return 0 };
+    let shown: &[u8] = if name.is_null() {
+        b""
+    } else {
+        // SAFETY: the caller's C string.
+        unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes()
+    };
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        g.refuse("dlmopen", Access::Exec, shown, Rule::Unguarded("namespace"))
+    })
+    .unwrap_or(Err(libc::EACCES));
+    set_errno(saved);
+    match r {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+const fn row(symbol: &'static str, call: &'static str, checks: &'static [CheckInfo]) -> HookInfo {
+    HookInfo {
+        symbol,
+        call,
+        checks,
+    }
+}
+
+const fn chk(
+    access: &'static str,
+    follow: &'static str,
+    dirfd: &'static str,
+    path: &'static str,
+) -> CheckInfo {
+    CheckInfo {
+        access,
+        follow,
+        dirfd,
+        path,
+    }
+}
+
+const SHELL: &[CheckInfo] = &[chk("EXEC", "Follow::Yes", "AT_FDCWD", "\"/bin/sh\"")];
+const LOOKUP: &[CheckInfo] = &[chk(
+    "—",
+    "-",
+    "-",
+    "(a hooked name: the hook, whatever the handle or version)",
+)];
+
+/// The hooks written out above and in shim/shim.c.
+pub static ALIASES_CUSTOM: &[HookInfo] = &[
+    row(
+        "_mcleanup",
+        "_mcleanup",
+        &[
+            chk(
+                "WRITE",
+                "Follow::NoFollow",
+                "AT_FDCWD",
+                "$GMON_OUT_PREFIX.pid",
+            ),
+            chk("WRITE", "Follow::NoFollow", "AT_FDCWD", "\"gmon.out\""),
+        ],
+    ),
+    row("_IO_popen", "popen", SHELL),
+    row("_IO_proc_open", "popen", SHELL),
+    row("__libc_system", "system", SHELL),
+    row("dlsym", "dlsym", LOOKUP),
+    row("dlvsym", "dlvsym", LOOKUP),
+    row(
+        "dlmopen",
+        "dlmopen",
+        &[chk(
+            "EXEC",
+            "Follow::Yes",
+            "AT_FDCWD",
+            "name, if it contains a '/' (LM_ID_BASE); any other namespace is refused",
+        )],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gmon_name() {
+        std::env::set_var("GMON_OUT_PREFIX", "/x/p");
+        let mut buf = [0u8; 4096];
+        assert!(gmon_prefixed(&mut buf));
+        let end = buf.iter().position(|&b| b == 0).unwrap();
+        let want = format!("/x/p.{}", std::process::id());
+        assert_eq!(&buf[..end], want.as_bytes());
+        std::env::remove_var("GMON_OUT_PREFIX");
+        assert!(!gmon_prefixed(&mut buf));
+    }
+}
