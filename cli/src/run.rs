@@ -75,18 +75,39 @@ pub fn parse_option(
                     .and_then(|v| v.into_string().ok())
                     .ok_or("--timeout needs a value")?,
             };
-            let secs: f64 = v
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                .ok_or_else(|| format!("--timeout: bad value {v:?} (seconds > 0)"))?;
-            o.timeout = Some(secs);
+            o.timeout = Some(parse_duration(&v).ok_or_else(|| {
+                format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
+            })?);
         }
         "--keep-tmp" => o.keep_tmp = true,
         "--quiet" | "-q" => o.quiet = true,
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// A duration as coreutils `timeout` takes it: a number with an optional
+/// `s`, `m`, `h` or `d` suffix. Seconds.
+pub fn parse_duration(v: &str) -> Option<f64> {
+    let (num, mult) = match v.char_indices().last()? {
+        (i, 's') => (&v[..i], 1.0),
+        (i, 'm') => (&v[..i], 60.0),
+        (i, 'h') => (&v[..i], 3600.0),
+        (i, 'd') => (&v[..i], 86400.0),
+        _ => (v, 1.0),
+    };
+    let n: f64 = num.parse().ok()?;
+    let secs = n * mult;
+    (secs.is_finite() && secs > 0.0).then_some(secs)
+}
+
+/// `fsguard lib-path`: the absolute path of the library `run` would use.
+pub(crate) fn cmd_lib_path(cli: &Cli) -> Result<ExitCode, String> {
+    if !cli.rest.is_empty() || !cli.flags.is_empty() {
+        return Err("lib-path takes no arguments".into());
+    }
+    println!("{}", find_library()?.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `fsguard check` says about the command's temporary directory.
@@ -522,8 +543,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     let tmp = TmpDir::create(&settings, opts.keep_tmp)?;
     let tmp_s = tmp.path.display().to_string();
-    settings.write.allow.push(tmp_s.clone());
-    settings.read.allow.push(tmp_s.clone());
+    settings.tmpdir = Some(tmp_s.clone());
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
@@ -1171,6 +1191,14 @@ mod tests {
         assert_eq!(o.landlock, Landlock::Required);
         assert!(parse_option(&mut o, "--landlock", Some("maybe"), &mut rest).is_err());
         assert!(parse_option(&mut o, "--timeout", Some("-1"), &mut rest).is_err());
+        assert!(parse_option(&mut o, "--timeout", Some("1s"), &mut rest).unwrap());
+        assert_eq!(o.timeout, Some(1.0));
+        assert_eq!(parse_duration("2m"), Some(120.0));
+        assert_eq!(parse_duration("0.5h"), Some(1800.0));
+        assert_eq!(parse_duration("1d"), Some(86400.0));
+        assert_eq!(parse_duration("5x"), None);
+        assert_eq!(parse_duration("0s"), None);
+        assert_eq!(parse_duration("s"), None);
         assert!(!parse_option(&mut o, "--root", None, &mut rest).unwrap());
     }
 
