@@ -362,3 +362,46 @@ fn item9_explain_exit_status_and_json() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// 4. The private TMPDIR is not inside the workspace.
+
+#[test]
+fn item4_private_tmpdir_is_outside_the_workspace() {
+    let td = TempDir::new("f4");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    for flag in ["--root", "--readonly="] {
+        let mut c = if flag == "--root" {
+            fsguard(&["run", "--root", s(&ws), "--"])
+        } else {
+            fsguard(&["run", &format!("--readonly={}", ws.display()), "--"])
+        };
+        let o = run(c
+            .args([
+                "sh",
+                "-c",
+                "echo \"$TMPDIR\"; echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\"; ls -A",
+            ])
+            .current_dir(&ws));
+        assert_eq!(o.code(), Some(0), "{flag}\n{}", o.describe());
+        let mut lines = o.stdout.lines();
+        let tmp = PathBuf::from(lines.next().unwrap_or(""));
+        assert!(tmp.is_absolute(), "{flag}\n{}", o.describe());
+        assert!(
+            !tmp.starts_with(&ws),
+            "{flag}: TMPDIR {} is inside the workspace\n{}",
+            tmp.display(),
+            o.describe()
+        );
+        assert_eq!(lines.next(), Some("x"), "{flag}\n{}", o.describe());
+        assert_eq!(
+            lines.next(),
+            None,
+            "{flag}: the workspace is not empty\n{}",
+            o.describe()
+        );
+        assert!(!tmp.exists(), "{flag}: TMPDIR left behind");
+        assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
+    }
+}

@@ -111,11 +111,8 @@ pub(crate) fn cmd_lib_path(cli: &Cli) -> Result<ExitCode, String> {
 }
 
 /// What `fsguard check` says about the command's temporary directory.
-pub fn tmpdir_note(s: &Settings) -> String {
-    let base = match (&s.root, s.readonly) {
-        (Some(r), false) => format!("{r}/.fsguard-tmp-*"),
-        _ => format!("{}/fsguard-*", std::env::temp_dir().display()),
-    };
+pub fn tmpdir_note(_s: &Settings) -> String {
+    let base = format!("{}/fsguard-*", std::env::temp_dir().display());
     format!(
         "\n# run: TMPDIR = a private directory {base} (readable and writable; \
          removed at exit unless --keep-tmp)\n"
@@ -283,9 +280,9 @@ struct TmpDir {
 }
 
 impl TmpDir {
-    /// Under the root when the command may write there, else (no root, or
-    /// read-only: the root must not change) under the system temporary
-    /// directory. Either way the policy gets it as a read and write allow.
+    /// A fresh private directory under the system temporary directory,
+    /// never inside the workspace (it would show up in `git status`). The
+    /// policy gets it as its `tmpdir`: readable and writable.
     fn create(s: &Settings, keep: bool) -> Result<TmpDir, String> {
         let stamp = || {
             let t = std::time::SystemTime::now()
@@ -294,11 +291,8 @@ impl TmpDir {
                 .unwrap_or(0);
             format!("{}-{t:08x}", std::process::id())
         };
-        let mut bases = Vec::new();
-        if let (Some(r), false) = (&s.root, s.readonly) {
-            bases.push(Path::new(r).join(format!(".fsguard-tmp-{}", stamp())));
-        }
-        bases.push(std::env::temp_dir().join(format!("fsguard-{}", stamp())));
+        let _ = s;
+        let bases = [std::env::temp_dir().join(format!("fsguard-{}", stamp()))];
         let mut last = String::new();
         for b in bases {
             use std::os::unix::fs::DirBuilderExt;
