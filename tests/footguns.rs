@@ -405,3 +405,61 @@ fn item4_private_tmpdir_is_outside_the_workspace() {
         assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
     }
 }
+
+// ---------------------------------------------------------------------------
+// 6. Denials cannot be hidden from the user.
+
+#[test]
+fn item6_denials_reach_the_user_whatever_the_command_does_with_stderr() {
+    let td = TempDir::new("f6");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    write_file(&td.join("outside"), "secret\n", 0o644);
+    let script =
+        "cat /etc/shadow 2>/dev/null; cat ../outside 2>/dev/null; exec 2>&-; cat ../outside; true";
+    let o = run(fsguard(&["run", "--root", s(&ws), "--", "sh", "-c", script]).current_dir(&ws));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert_eq!(o.stdout, "", "\n{}", o.describe());
+    assert_traces(
+        &o,
+        &[
+            Expect::new("open", "read", "/etc/shadow", "root"),
+            Expect::new("open", "read", td.join("outside"), "root"),
+            Expect::new("open", "read", td.join("outside"), "root"),
+        ],
+    );
+    // The summary names every distinct event, not only the first.
+    assert!(
+        o.stderr.contains("fsguard: 3 accesses blocked")
+            && o.stderr.contains("fsguard:   open read /etc/shadow")
+            && o.stderr.contains(&format!(
+                "fsguard:   open read {} (x2)",
+                td.join("outside").display()
+            )),
+        "\n{}",
+        o.describe()
+    );
+    // With --log FILE the trace goes to the file, and the summary stays.
+    let log = td.join("trace.log");
+    let o = run(fsguard(&[
+        "run",
+        "--root",
+        s(&ws),
+        "--log",
+        s(&log),
+        "--",
+        "sh",
+        "-c",
+        "cat ../outside 2>/dev/null; true",
+    ])
+    .current_dir(&ws));
+    assert!(o.blocked().is_empty(), "\n{}", o.describe());
+    assert!(
+        o.stderr
+            .contains("fsguard: 1 access blocked; first: open read"),
+        "\n{}",
+        o.describe()
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(traces(&text, "blocked").len(), 1, "{text}");
+}

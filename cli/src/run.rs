@@ -734,7 +734,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
 
-    let mut report = Report::default();
+    let mut report = Report {
+        echo: true,
+        ..Report::default()
+    };
     let mut timed_out = false;
     let status = loop {
         if let Some(secs) = opts.timeout {
@@ -779,9 +782,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
-    // The summary joins the trace lines on stderr; with the log sent to a
-    // file or off, stderr stays the command's alone.
-    if !opts.quiet && settings.log.target == LogTarget::Stderr {
+    // The summary comes from the supervisor's own channel (the report
+    // pipe), so it is printed whatever the command did with its stderr, and
+    // also when the trace lines go to a file or nowhere.
+    if !opts.quiet {
         report.summary();
     }
     if !opts.quiet && opts.keep_tmp {
@@ -1118,7 +1122,11 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
     }
 }
 
-/// Denials the library reported.
+/// How many distinct events the summary names.
+const SUMMARY_MAX: usize = 20;
+
+/// Denials the library reported, and the trace lines it handed over to be
+/// printed on fsguard's own stderr.
 #[derive(Default)]
 struct Report {
     pending: Vec<u8>,
@@ -1126,6 +1134,12 @@ struct Report {
     audited: u64,
     first_blocked: Option<String>,
     first_audited: Option<String>,
+    /// Distinct events, in order of first occurrence, with their counts.
+    events: Vec<(String, u64)>,
+    /// Trace lines to print (tests read them here; `drain` prints them).
+    echoed: Vec<String>,
+    /// Print relayed trace lines as they arrive.
+    echo: bool,
 }
 
 impl Report {
@@ -1145,10 +1159,28 @@ impl Report {
             if let Some(rest) = line.strip_prefix("blocked ") {
                 self.blocked += 1;
                 self.first_blocked.get_or_insert_with(|| rest.to_string());
+                self.note(rest.to_string());
             } else if let Some(rest) = line.strip_prefix("audit ") {
                 self.audited += 1;
                 self.first_audited.get_or_insert_with(|| rest.to_string());
+                self.note(format!("(audit) {rest}"));
+            } else if !line.is_empty() {
+                // A whole trace line the library relayed (the log is on
+                // stderr): ours to print, whatever the command did with its
+                // own stderr.
+                if self.echo {
+                    use std::io::Write;
+                    let _ = writeln!(std::io::stderr(), "{line}");
+                }
+                self.echoed.push(line);
             }
+        }
+    }
+
+    fn note(&mut self, ev: String) {
+        match self.events.iter_mut().find(|(e, _)| *e == ev) {
+            Some((_, n)) => *n += 1,
+            None => self.events.push((ev, 1)),
         }
     }
 
@@ -1167,6 +1199,23 @@ impl Report {
                 self.audited,
                 s(self.audited)
             );
+        }
+        // Every distinct event, so none is hidden behind the first.
+        if self.events.len() > 1 {
+            for (ev, n) in self.events.iter().take(SUMMARY_MAX) {
+                let times = if *n > 1 {
+                    format!(" (x{n})")
+                } else {
+                    String::new()
+                };
+                eprintln!("fsguard:   {ev}{times}");
+            }
+            if self.events.len() > SUMMARY_MAX {
+                eprintln!(
+                    "fsguard:   … and {} more (see the trace lines or --log)",
+                    self.events.len() - SUMMARY_MAX
+                );
+            }
         }
     }
 }
