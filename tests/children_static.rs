@@ -40,6 +40,7 @@ fn static_program_is_warned_about_without_landlock() {
     let direct = run(
         &s.0,
         &[
+            "--no-landlock",
             "--root",
             "ws",
             "--",
@@ -54,7 +55,10 @@ fn static_program_is_warned_about_without_landlock() {
     std::fs::remove_file(&out).unwrap();
 
     let cmd = format!("{} {}", w.display(), out.display());
-    let nested = run(&s.0, &["--root", "ws", "--", "sh", "-c", &cmd]);
+    let nested = run(
+        &s.0,
+        &["--no-landlock", "--root", "ws", "--", "sh", "-c", &cmd],
+    );
     assert!(stderr(&nested).contains(&line), "{}", stderr(&nested));
     assert!(out.exists());
 }

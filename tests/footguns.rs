@@ -463,3 +463,155 @@ fn item6_denials_reach_the_user_whatever_the_command_does_with_stderr() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(traces(&text, "blocked").len(), 1, "{text}");
 }
+
+// ---------------------------------------------------------------------------
+// 8. Landlock by default: static programs are confined too.
+
+#[test]
+fn item8_static_program_confined_by_default() {
+    if !landlock_or_skip("item8_static_program_confined_by_default") {
+        return;
+    }
+    let td = TempDir::new("f8");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    let w = c_program("static_writer", &["-static"]);
+    let outside = td.join("outside");
+    let o = run(fsguard(&["run", "--root", s(&ws), "--", s(&w), s(&outside)]).current_dir(&ws));
+    assert_eq!(o.code(), Some(3), "\n{}", o.describe());
+    assert!(!outside.exists(), "a static program wrote outside the root");
+    let o = run(fsguard(&["run", "--root", s(&ws), "--", s(&w), "inside"]).current_dir(&ws));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert!(ws.join("inside").exists());
+    // --no-landlock opts out (and says the program is unguarded).
+    let o = run(fsguard(&[
+        "run",
+        "--no-landlock",
+        "--root",
+        s(&ws),
+        "--",
+        s(&w),
+        s(&outside),
+    ])
+    .current_dir(&ws));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert!(outside.exists());
+    // What works today keeps working under the default ruleset.
+    let home = td.join("home");
+    mkdir(&home);
+    let o = run(fsguard(&[
+        "run",
+        "--root",
+        s(&ws),
+        "--",
+        "sh",
+        "-c",
+        "python3 -c 'import json, ssl, sqlite3; print(1)' && \
+         printf 'all:\\n\\tcc -o hello hello.c\\n' > Makefile && \
+         printf 'int main(void){return 0;}\\n' > hello.c && make -s && ./hello && \
+         git init -q r && git -C r status --short && id -un >/dev/null && \
+         cat /dev/null && head -c1 /dev/urandom >/dev/null && echo ok",
+    ])
+    .env("HOME", &home)
+    .current_dir(&ws));
+    assert!(o.stdout.ends_with("ok\n"), "\n{}", o.describe());
+}
+
+// ---------------------------------------------------------------------------
+// 9 (audit). An audit run still cannot write outside the root.
+
+#[test]
+fn item9_audit_still_refuses_writes_outside_the_root() {
+    if !landlock_or_skip("item9_audit_still_refuses_writes_outside_the_root") {
+        return;
+    }
+    let td = TempDir::new("f9audit");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    let outside = td.join("outside");
+    let o = run(fsguard(&[
+        "run",
+        "--audit",
+        "--root",
+        s(&ws),
+        "--deny-write",
+        "locked",
+        "--",
+        "sh",
+        "-c",
+        &format!(
+            "echo x > locked; cat /etc/hostname >/dev/null; echo y > {}; true",
+            outside.display()
+        ),
+    ])
+    .current_dir(&ws));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert!(
+        ws.join("locked").exists(),
+        "audit: a write inside the root goes ahead"
+    );
+    assert!(
+        !outside.exists(),
+        "audit wrote outside the root\n{}",
+        o.describe()
+    );
+    assert!(
+        o.stderr.contains("would have been blocked (audit)"),
+        "\n{}",
+        o.describe()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 5. Everyday tools work under a plain --root with a real HOME.
+
+#[test]
+fn item5_everyday_tools_under_a_plain_root() {
+    let td = TempDir::new("f5");
+    let ws = td.join("ws");
+    let home = td.join("home");
+    mkdir(&ws);
+    mkdir(&home.join(".config/pip"));
+    write_file(
+        &home.join(".gitconfig"),
+        "[user]\n\tname = Fs Guard\n\temail = fs@example.org\n",
+        0o644,
+    );
+    write_file(
+        &home.join(".config/pip/pip.conf"),
+        "[global]\ntimeout = 30\n",
+        0o644,
+    );
+    write_file(
+        &home.join(".git-credentials"),
+        "https://u:tok@example.org\n",
+        0o600,
+    );
+    write_file(&ws.join("x"), "hi\n", 0o644);
+    let script = "git init -q r && git -C r status --short && git -C r config user.name && \
+        python3 -m pip config list && \
+        curl -s file://$PWD/x && \
+        printf 'all:\\n\\tcc -o hello hello.c\\n' > Makefile && \
+        printf 'int main(void){return 0;}\\n' > hello.c && make -s && ./hello && echo ok; \
+        cat ~/.git-credentials || echo secret-denied";
+    let o = run(fsguard(&["run", "--root", ".", "--", "sh", "-c", script])
+        .env("HOME", &home)
+        .current_dir(&ws));
+    assert!(o.stdout.contains("Fs Guard\n"), "git\n{}", o.describe());
+    assert!(
+        o.stdout.contains("global.timeout='30'"),
+        "pip\n{}",
+        o.describe()
+    );
+    assert!(
+        o.stdout.contains("hi\nok\n"),
+        "curl, make, cc\n{}",
+        o.describe()
+    );
+    assert!(
+        o.stdout.ends_with("secret-denied\n"),
+        "secrets stay denied\n{}",
+        o.describe()
+    );
+    assert!(!o.stdout.contains("tok@"), "\n{}", o.describe());
+}

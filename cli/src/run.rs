@@ -34,10 +34,13 @@ const GRACE_SECS: f64 = 5.0;
 /// `--landlock`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Landlock {
-    /// Not asked for.
+    /// The default: applied where the kernel has Landlock, silently skipped
+    /// where it has none.
     #[default]
+    Auto,
+    /// `--no-landlock`.
     Off,
-    /// Applied if the kernel has it, else a warning.
+    /// `--landlock`: applied if the kernel has it, else a warning.
     BestEffort,
     /// Applied, or fsguard fails (125).
     Required,
@@ -79,6 +82,7 @@ pub fn parse_option(
                 format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
             })?);
         }
+        "--no-landlock" => o.landlock = Landlock::Off,
         "--keep-tmp" => o.keep_tmp = true,
         "--quiet" | "-q" => o.quiet = true,
         _ => return Ok(false),
@@ -410,7 +414,9 @@ fn landlock_ruleset(
     // Reads: everything without a root; with one, the root, the read-allow
     // bases, installed software (the loader needs it, whatever `system`
     // says), /proc (the library reads /proc/self/fd) and /dev.
+    let audit = s.mode == fsguard_policy::Mode::Audit;
     match &s.root {
+        _ if audit => add(Path::new("/"), read),
         None => add(Path::new("/"), read),
         Some(r) => {
             add(Path::new(r), read);
@@ -429,14 +435,21 @@ fn landlock_ruleset(
             }
             add(Path::new("/proc"), read);
             add(Path::new("/dev"), read);
+            // System configuration glibc reads internally (NSS: passwd,
+            // group, hosts), which the library cannot see either.
+            add(Path::new("/etc"), read);
             add(lib, read);
             add(exe, read);
         }
     }
     // Writes: the root unless read-only (everything without a root), the
     // write-allow bases, the private TMPDIR, the devices and the log file.
-    if !s.readonly {
-        add(Path::new(s.root.as_deref().unwrap_or("/")), write);
+    // In audit mode the library blocks nothing; the kernel still keeps
+    // writes inside the root (and the write allow-list).
+    match (&s.root, s.readonly && !audit) {
+        (Some(r), false) => add(Path::new(r), write),
+        (None, false) if s.write.allow.is_empty() => add(Path::new("/"), write),
+        _ => {}
     }
     for p in &s.write.allow {
         if let Some(b) = pattern_base(p) {
@@ -549,7 +562,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             if opts.landlock == Landlock::Required {
                 return Err(format!("--landlock=required: {why}"));
             }
-            eprintln!("fsguard: warning: {why}; --landlock ignored, the library alone guards");
+            if opts.landlock == Landlock::BestEffort {
+                eprintln!("fsguard: warning: {why}; --landlock ignored, the library alone guards");
+            }
         } else {
             let exe_abs = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
             ruleset = Some(landlock_ruleset(&settings, &lib, &exe_abs, &tmp.path)?);

@@ -857,6 +857,13 @@ fn system_paths(ctx: &Context, root: Option<&str>) -> Vec<String> {
         }
     }
     out.extend(dirs.into_iter().map(|d| d.display().to_string()));
+    if let Some(home) = &ctx.home {
+        for p in presets::TOOL_CONFIGS {
+            if let Ok(abs) = expand_pattern(p, Path::new("/"), Some(home)) {
+                out.push(abs);
+            }
+        }
+    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
     out
