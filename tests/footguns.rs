@@ -615,3 +615,37 @@ fn item5_everyday_tools_under_a_plain_root() {
     );
     assert!(!o.stdout.contains("tok@"), "\n{}", o.describe());
 }
+
+// ---------------------------------------------------------------------------
+// 7. Installed, the CLI finds its library from anywhere; lib-path is absolute.
+
+#[test]
+fn item7_install_and_lib_path() {
+    let td = TempDir::new("f7");
+    let prefix = td.join("prefix");
+    let target = cli().parent().unwrap().parent().unwrap();
+    let o = run(bare_cmd(repo().join("scripts/install.sh"))
+        .arg(&prefix)
+        .env("FSGUARD_NO_BUILD", "1")
+        .env("CARGO_TARGET_DIR", target));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    let other = td.join("elsewhere");
+    mkdir(&other);
+    let inst = prefix.join("bin/fsguard");
+    let o = run(bare_cmd(&inst).arg("lib-path").current_dir(&other));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert_eq!(
+        o.stdout.trim(),
+        s(&prefix.join("lib/libfsguard.so")),
+        "\n{}",
+        o.describe()
+    );
+    assert!(Path::new(o.stdout.trim()).is_absolute());
+    let marker = other.join("m");
+    let o = run(bare_cmd(&inst)
+        .args(["run", "--readonly", "--", "sh", "-c", "echo > m"])
+        .current_dir(&other));
+    assert_ne!(o.code(), Some(0), "\n{}", o.describe());
+    assert!(!marker.exists());
+    assert_traces(&o, &[Expect::new("open", "write", &marker, "readonly")]);
+}
