@@ -448,7 +448,7 @@ fn landlock_ruleset(
     // writes inside the root (and the write allow-list).
     match (&s.root, s.readonly && !audit) {
         (Some(r), false) => add(Path::new(r), write),
-        (None, false) if s.write.allow.is_empty() => add(Path::new("/"), write),
+        (None, false) if s.write.allow.is_empty() || audit => add(Path::new("/"), write),
         _ => {}
     }
     for p in &s.write.allow {
@@ -1184,8 +1184,10 @@ impl Report {
                 // stderr): ours to print, whatever the command did with its
                 // own stderr.
                 if self.echo {
+                    // One write per line, so the command's own stderr
+                    // output cannot land in the middle of it.
                     use std::io::Write;
-                    let _ = writeln!(std::io::stderr(), "{line}");
+                    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
                 }
                 self.echoed.push(line);
             }
