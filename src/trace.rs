@@ -131,9 +131,19 @@ impl Sink {
             LogFormat::Json => json(&mut line, ev, &self.exe),
         }
         line.finish();
+        self.write_line(fd, line.as_bytes());
+    }
+
+    /// Writes a finished line to `fd`. Under `fsguard run` with the log on
+    /// stderr, the line goes to the supervisor instead, which prints it on
+    /// its own stderr: the command cannot hide it by redirecting its stderr.
+    fn write_line(&self, fd: i32, bytes: &[u8]) {
+        if self.target == LogTarget::Stderr && relay(bytes) {
+            return;
+        }
         // SAFETY: fd 2 or our own log fd; write reports EBADF if closed.
         let b = unsafe { BorrowedFd::borrow_raw(fd) };
-        let _ = rustix::io::write(b, line.as_bytes());
+        let _ = rustix::io::write(b, bytes);
     }
 
     /// Reports an exec the library cannot follow (`kind`: `static` or
@@ -161,8 +171,7 @@ impl Sink {
             }
         }
         line.finish();
-        // SAFETY: as in `emit`.
-        let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, line.as_bytes());
+        self.write_line(fd, line.as_bytes());
     }
 
     /// Writes a free-form notice (`[fsguard] …`) to the log.
@@ -171,8 +180,7 @@ impl Sink {
         let mut line = Line::new();
         let _ = write!(line, "[fsguard] {msg}");
         line.finish();
-        // SAFETY: as in `emit`.
-        let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, line.as_bytes());
+        self.write_line(fd, line.as_bytes());
     }
 }
 
@@ -207,18 +215,39 @@ pub fn report_fd() -> Option<i32> {
     (fd >= 0).then_some(fd)
 }
 
-/// Sends `<event> <call> <access> <path>` to the supervisor, in one write of
-/// at most PIPE_BUF bytes (atomic, never interleaved).
-pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
-    let Some(fd) = report_fd() else { return };
-    // SAFETY: fstat only.
+/// The report pipe, checked to still be the pipe we were given.
+fn report_pipe() -> Option<BorrowedFd<'static>> {
+    let fd = report_fd()?;
+    // SAFETY: fstat only; the fd is used while it is still our pipe.
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
     match rustix::fs::fstat(b) {
         Ok(st)
             if st.st_dev == REPORT_DEV.load(Ordering::Relaxed)
-                && st.st_ino == REPORT_INO.load(Ordering::Relaxed) => {}
-        _ => return,
+                && st.st_ino == REPORT_INO.load(Ordering::Relaxed) =>
+        {
+            Some(b)
+        }
+        _ => None,
     }
+}
+
+/// Hands a whole trace line to the supervisor to print; false when there is
+/// none, or the line cannot go in one atomic write (the caller writes it to
+/// stderr itself).
+fn relay(line: &[u8]) -> bool {
+    if line.len() > 4096 || !line.ends_with(b"\n") {
+        return false;
+    }
+    let Some(b) = report_pipe() else {
+        return false;
+    };
+    matches!(rustix::io::write(b, line), Ok(n) if n == line.len())
+}
+
+/// Sends `<event> <call> <access> <path>` to the supervisor, in one write of
+/// at most PIPE_BUF bytes (atomic, never interleaved).
+pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
+    let Some(b) = report_pipe() else { return };
     let mut buf = [0u8; 4096];
     let mut n = 0;
     for part in [

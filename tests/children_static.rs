@@ -40,6 +40,7 @@ fn static_program_is_warned_about_without_landlock() {
     let direct = run(
         &s.0,
         &[
+            "--no-landlock",
             "--root",
             "ws",
             "--",
@@ -54,7 +55,10 @@ fn static_program_is_warned_about_without_landlock() {
     std::fs::remove_file(&out).unwrap();
 
     let cmd = format!("{} {}", w.display(), out.display());
-    let nested = run(&s.0, &["--root", "ws", "--", "sh", "-c", &cmd]);
+    let nested = run(
+        &s.0,
+        &["--no-landlock", "--root", "ws", "--", "sh", "-c", &cmd],
+    );
     assert!(stderr(&nested).contains(&line), "{}", stderr(&nested));
     assert!(out.exists());
 }
@@ -219,7 +223,14 @@ int main(int argc, char **argv) {
     let out = s.path("out");
     let o = run(
         &s.0,
-        &["--root", "ws", "--", "ws/raw", out.to_str().unwrap()],
+        &[
+            "--no-landlock",
+            "--root",
+            "ws",
+            "--",
+            "ws/raw",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(code(&o), 0, "the library alone cannot see a raw syscall");
     std::fs::remove_file(&out).unwrap();

@@ -112,7 +112,8 @@ fn scratch(tag: &str) -> PathBuf {
     }
     std::fs::write(
         d.join("deny.toml"),
-        "root = \"ws\"\n[read]\nallow = [\"ro/readable\"]\n",
+        // A config's relative patterns are against the root (ws).
+        "root = \"ws\"\n[read]\nallow = [\"../ro/readable\"]\n",
     )
     .unwrap();
     std::fs::write(

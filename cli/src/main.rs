@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fsguard_policy::{
-    canonical_prefix, Access, Builder, Context, ListKind, LogFormat, LogTarget, Mode, Policy,
+    canonical_prefix, Access, Builder, Context, ListKind, LogFormat, LogTarget, Mode, Policy, Rule,
     Settings, UnguardedExec,
 };
 
@@ -18,22 +18,29 @@ const USAGE: &str = "\
 usage:
   fsguard run [OPTIONS] -- CMD [ARGS...]   run CMD under the guard
   fsguard check [OPTIONS]                  validate and print the effective policy
-  fsguard explain [OPTIONS] read|write|exec PATH
+  fsguard explain [OPTIONS] [--json] read|write|exec PATH
                                            the verdict for PATH and the rule behind it
+                                           (exit 0: allowed, 1: denied)
+  fsguard lib-path                         the absolute path of the library run uses
 options:
   --readonly[=ROOT]        deny every write (and confine to ROOT if given)
   --root DIR               confine reads and writes to DIR
   --config F               TOML policy file
   --allow-read P   --deny-read P   --deny-read-always P
   --allow-write P  --deny-write P  --deny-write-always P
-  --audit                  log what would be blocked, block nothing
+  --audit                  log what would be blocked instead of blocking it;
+                           `run` still refuses writes outside the root (Landlock)
+  --no-secrets             turn off the secrets preset (~/.ssh, ~/.aws, ...)
   --log stderr|off|FILE    where trace lines go
   --log-format text|json   trace format
   --unguarded-exec warn|deny|allow
                            exec of a static program the library cannot follow
 run options:
-  --landlock[=required]    also confine writes with Landlock (static programs too)
-  --timeout SECS           SIGTERM after SECS, SIGKILL after a grace period; exit 124
+  --landlock[=required]    Landlock (on by default where the kernel has it);
+                           =required: fail (125) if the kernel has none
+  --no-landlock            the library alone guards (static programs run unconfined)
+  --timeout DURATION       SIGTERM after DURATION (10, 2.5s, 3m, 1h, 1d), SIGKILL
+                           after a grace period; exit 124
   --keep-tmp               keep the command's private TMPDIR
   --quiet                  no summary of blocked accesses at exit
 ";
@@ -56,6 +63,8 @@ struct Cli {
     flags: Vec<Flag>,
     rest: Vec<OsString>,
     run: run::RunOptions,
+    /// `explain --json`.
+    json: bool,
 }
 
 /// A policy flag, applied over the config and the environment in order.
@@ -64,6 +73,7 @@ enum Flag {
     Root(String),
     Rule(Access, ListKind, String),
     Audit,
+    NoSecrets,
     Log(String),
     LogFormat(LogFormat),
     UnguardedExec(UnguardedExec),
@@ -86,6 +96,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
         flags: Vec::new(),
         rest: Vec::new(),
         run: run::RunOptions::default(),
+        json: false,
     };
     let mut args: Vec<OsString> = it.collect();
     args.reverse();
@@ -97,6 +108,10 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
         if s == "--" {
             cli.rest.extend(args.drain(..).rev());
             break;
+        }
+        if s == "--help" || s == "-h" {
+            print!("{USAGE}");
+            std::process::exit(0);
         }
         let (name, inline) = match s.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
@@ -129,6 +144,8 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
             "--root" => cli.flags.push(Flag::Root(value(&mut args)?)),
             "--config" => cli.config = Some(PathBuf::from(value(&mut args)?)),
             "--audit" => cli.flags.push(Flag::Audit),
+            "--no-secrets" => cli.flags.push(Flag::NoSecrets),
+            "--json" if cli.command == "explain" => cli.json = true,
             "--log" => cli.flags.push(Flag::Log(value(&mut args)?)),
             "--log-format" => cli
                 .flags
@@ -194,6 +211,9 @@ fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
             Flag::Audit => {
                 b.mode(Mode::Audit);
             }
+            Flag::NoSecrets => {
+                b.secrets(false);
+            }
             Flag::Log(t) => {
                 b.log_target(t).map_err(|e| e.to_string())?;
             }
@@ -205,7 +225,46 @@ fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
             }
         }
     }
-    b.finish().map_err(|e| e.to_string())
+    let s = b.finish().map_err(|e| e.to_string())?;
+    warn_shadowed_allows(&s);
+    Ok(s)
+}
+
+/// Warns about `allow` rules that can never take effect: the path they name
+/// is covered by a `deny_always` rule or by the `secrets` preset, which beat
+/// every allow.
+fn warn_shadowed_allows(s: &Settings) {
+    let Ok(policy) = Policy::new(s.clone()) else {
+        return;
+    };
+    for (access, pats) in [
+        (Access::Read, &s.read.allow),
+        (Access::Write, &s.write.allow),
+    ] {
+        for p in pats {
+            let literal: Vec<&str> = p
+                .split('/')
+                .take_while(|c| !c.contains(['*', '?', '[', '{']))
+                .collect();
+            let literal = literal.join("/");
+            if literal.is_empty() {
+                continue;
+            }
+            let d = policy.decide(access, literal.as_bytes());
+            let flag = format!("--allow-{}", access.as_str());
+            match d.rule {
+                Rule::Secret(by) => eprintln!(
+                    "fsguard: warning: {flag} {p}: no effect: it is covered by the secrets \
+                     preset ({by}), which beats every allow; turn the preset off with \
+                     --no-secrets (or secrets = false in the config)"
+                ),
+                Rule::DenyAlways(_, by) => eprintln!(
+                    "fsguard: warning: {flag} {p}: no effect: deny_always {by:?} beats every allow"
+                ),
+                _ => {}
+            }
+        }
+    }
 }
 
 fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
@@ -214,6 +273,7 @@ fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
         "run" => run::cmd_run(&cli),
         "check" => cmd_check(&cli),
         "explain" => cmd_explain(&cli),
+        "lib-path" => run::cmd_lib_path(&cli),
         other => Err(format!("unknown command {other:?}\n{USAGE}")),
     }
 }
@@ -329,14 +389,26 @@ fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
     let resolved = canonical_prefix(&cwd.join(path));
     let bytes = resolved.as_os_str().as_encoded_bytes();
     let d = policy.decide(access, bytes);
-    println!(
-        "{} {} {} rule={}",
-        if d.allowed { "allow" } else { "deny" },
-        access.as_str(),
-        resolved.display(),
-        d.rule
-    );
-    Ok(ExitCode::SUCCESS)
+    let verdict = if d.allowed { "allow" } else { "deny" };
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "verdict": verdict,
+                "access": access.as_str(),
+                "path": resolved.display().to_string(),
+                "rule": d.rule.to_string(),
+            })
+        );
+    } else {
+        println!(
+            "{verdict} {} {} rule={}",
+            access.as_str(),
+            resolved.display(),
+            d.rule
+        );
+    }
+    Ok(ExitCode::from(if d.allowed { 0 } else { 1 }))
 }
 
 #[cfg(test)]

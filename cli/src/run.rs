@@ -34,10 +34,13 @@ const GRACE_SECS: f64 = 5.0;
 /// `--landlock`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Landlock {
-    /// Not asked for.
+    /// The default: applied where the kernel has Landlock, silently skipped
+    /// where it has none.
     #[default]
+    Auto,
+    /// `--no-landlock`.
     Off,
-    /// Applied if the kernel has it, else a warning.
+    /// `--landlock`: applied if the kernel has it, else a warning.
     BestEffort,
     /// Applied, or fsguard fails (125).
     Required,
@@ -75,13 +78,11 @@ pub fn parse_option(
                     .and_then(|v| v.into_string().ok())
                     .ok_or("--timeout needs a value")?,
             };
-            let secs: f64 = v
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                .ok_or_else(|| format!("--timeout: bad value {v:?} (seconds > 0)"))?;
-            o.timeout = Some(secs);
+            o.timeout = Some(parse_duration(&v).ok_or_else(|| {
+                format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
+            })?);
         }
+        "--no-landlock" => o.landlock = Landlock::Off,
         "--keep-tmp" => o.keep_tmp = true,
         "--quiet" | "-q" => o.quiet = true,
         _ => return Ok(false),
@@ -89,12 +90,33 @@ pub fn parse_option(
     Ok(true)
 }
 
-/// What `fsguard check` says about the command's temporary directory.
-pub fn tmpdir_note(s: &Settings) -> String {
-    let base = match (&s.root, s.readonly) {
-        (Some(r), false) => format!("{r}/.fsguard-tmp-*"),
-        _ => format!("{}/fsguard-*", std::env::temp_dir().display()),
+/// A duration as coreutils `timeout` takes it: a number with an optional
+/// `s`, `m`, `h` or `d` suffix. Seconds.
+pub fn parse_duration(v: &str) -> Option<f64> {
+    let (num, mult) = match v.char_indices().last()? {
+        (i, 's') => (&v[..i], 1.0),
+        (i, 'm') => (&v[..i], 60.0),
+        (i, 'h') => (&v[..i], 3600.0),
+        (i, 'd') => (&v[..i], 86400.0),
+        _ => (v, 1.0),
     };
+    let n: f64 = num.parse().ok()?;
+    let secs = n * mult;
+    (secs.is_finite() && secs > 0.0).then_some(secs)
+}
+
+/// `fsguard lib-path`: the absolute path of the library `run` would use.
+pub(crate) fn cmd_lib_path(cli: &Cli) -> Result<ExitCode, String> {
+    if !cli.rest.is_empty() || !cli.flags.is_empty() {
+        return Err("lib-path takes no arguments".into());
+    }
+    println!("{}", find_library()?.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `fsguard check` says about the command's temporary directory.
+pub fn tmpdir_note(_s: &Settings) -> String {
+    let base = format!("{}/fsguard-*", std::env::temp_dir().display());
     format!(
         "\n# run: TMPDIR = a private directory {base} (readable and writable; \
          removed at exit unless --keep-tmp)\n"
@@ -262,9 +284,9 @@ struct TmpDir {
 }
 
 impl TmpDir {
-    /// Under the root when the command may write there, else (no root, or
-    /// read-only: the root must not change) under the system temporary
-    /// directory. Either way the policy gets it as a read and write allow.
+    /// A fresh private directory under the system temporary directory,
+    /// never inside the workspace (it would show up in `git status`). The
+    /// policy gets it as its `tmpdir`: readable and writable.
     fn create(s: &Settings, keep: bool) -> Result<TmpDir, String> {
         let stamp = || {
             let t = std::time::SystemTime::now()
@@ -273,11 +295,8 @@ impl TmpDir {
                 .unwrap_or(0);
             format!("{}-{t:08x}", std::process::id())
         };
-        let mut bases = Vec::new();
-        if let (Some(r), false) = (&s.root, s.readonly) {
-            bases.push(Path::new(r).join(format!(".fsguard-tmp-{}", stamp())));
-        }
-        bases.push(std::env::temp_dir().join(format!("fsguard-{}", stamp())));
+        let _ = s;
+        let bases = [std::env::temp_dir().join(format!("fsguard-{}", stamp()))];
         let mut last = String::new();
         for b in bases {
             use std::os::unix::fs::DirBuilderExt;
@@ -395,7 +414,9 @@ fn landlock_ruleset(
     // Reads: everything without a root; with one, the root, the read-allow
     // bases, installed software (the loader needs it, whatever `system`
     // says), /proc (the library reads /proc/self/fd) and /dev.
+    let audit = s.mode == fsguard_policy::Mode::Audit;
     match &s.root {
+        _ if audit => add(Path::new("/"), read),
         None => add(Path::new("/"), read),
         Some(r) => {
             add(Path::new(r), read);
@@ -414,14 +435,21 @@ fn landlock_ruleset(
             }
             add(Path::new("/proc"), read);
             add(Path::new("/dev"), read);
+            // System configuration glibc reads internally (NSS: passwd,
+            // group, hosts), which the library cannot see either.
+            add(Path::new("/etc"), read);
             add(lib, read);
             add(exe, read);
         }
     }
     // Writes: the root unless read-only (everything without a root), the
     // write-allow bases, the private TMPDIR, the devices and the log file.
-    if !s.readonly {
-        add(Path::new(s.root.as_deref().unwrap_or("/")), write);
+    // In audit mode the library blocks nothing; the kernel still keeps
+    // writes inside the root (and the write allow-list).
+    match (&s.root, s.readonly && !audit) {
+        (Some(r), false) => add(Path::new(r), write),
+        (None, false) if s.write.allow.is_empty() || audit => add(Path::new("/"), write),
+        _ => {}
     }
     for p in &s.write.allow {
         if let Some(b) = pattern_base(p) {
@@ -522,8 +550,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     let tmp = TmpDir::create(&settings, opts.keep_tmp)?;
     let tmp_s = tmp.path.display().to_string();
-    settings.write.allow.push(tmp_s.clone());
-    settings.read.allow.push(tmp_s.clone());
+    settings.tmpdir = Some(tmp_s.clone());
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
@@ -535,7 +562,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             if opts.landlock == Landlock::Required {
                 return Err(format!("--landlock=required: {why}"));
             }
-            eprintln!("fsguard: warning: {why}; --landlock ignored, the library alone guards");
+            if opts.landlock == Landlock::BestEffort {
+                eprintln!("fsguard: warning: {why}; --landlock ignored, the library alone guards");
+            }
         } else {
             let exe_abs = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
             ruleset = Some(landlock_ruleset(&settings, &lib, &exe_abs, &tmp.path)?);
@@ -720,7 +749,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
 
-    let mut report = Report::default();
+    let mut report = Report {
+        echo: true,
+        ..Report::default()
+    };
     let mut timed_out = false;
     let status = loop {
         if let Some(secs) = opts.timeout {
@@ -765,9 +797,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
-    // The summary joins the trace lines on stderr; with the log sent to a
-    // file or off, stderr stays the command's alone.
-    if !opts.quiet && settings.log.target == LogTarget::Stderr {
+    // The summary comes from the supervisor's own channel (the report
+    // pipe), so it is printed whatever the command did with its stderr, and
+    // also when the trace lines go to a file or nowhere.
+    if !opts.quiet {
         report.summary();
     }
     if !opts.quiet && opts.keep_tmp {
@@ -1104,7 +1137,11 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
     }
 }
 
-/// Denials the library reported.
+/// How many distinct events the summary names.
+const SUMMARY_MAX: usize = 20;
+
+/// Denials the library reported, and the trace lines it handed over to be
+/// printed on fsguard's own stderr.
 #[derive(Default)]
 struct Report {
     pending: Vec<u8>,
@@ -1112,6 +1149,12 @@ struct Report {
     audited: u64,
     first_blocked: Option<String>,
     first_audited: Option<String>,
+    /// Distinct events, in order of first occurrence, with their counts.
+    events: Vec<(String, u64)>,
+    /// Trace lines to print (tests read them here; `drain` prints them).
+    echoed: Vec<String>,
+    /// Print relayed trace lines as they arrive.
+    echo: bool,
 }
 
 impl Report {
@@ -1131,10 +1174,30 @@ impl Report {
             if let Some(rest) = line.strip_prefix("blocked ") {
                 self.blocked += 1;
                 self.first_blocked.get_or_insert_with(|| rest.to_string());
+                self.note(rest.to_string());
             } else if let Some(rest) = line.strip_prefix("audit ") {
                 self.audited += 1;
                 self.first_audited.get_or_insert_with(|| rest.to_string());
+                self.note(format!("(audit) {rest}"));
+            } else if !line.is_empty() {
+                // A whole trace line the library relayed (the log is on
+                // stderr): ours to print, whatever the command did with its
+                // own stderr.
+                if self.echo {
+                    // One write per line, so the command's own stderr
+                    // output cannot land in the middle of it.
+                    use std::io::Write;
+                    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
+                }
+                self.echoed.push(line);
             }
+        }
+    }
+
+    fn note(&mut self, ev: String) {
+        match self.events.iter_mut().find(|(e, _)| *e == ev) {
+            Some((_, n)) => *n += 1,
+            None => self.events.push((ev, 1)),
         }
     }
 
@@ -1154,6 +1217,23 @@ impl Report {
                 s(self.audited)
             );
         }
+        // Every distinct event, so none is hidden behind the first.
+        if self.events.len() > 1 {
+            for (ev, n) in self.events.iter().take(SUMMARY_MAX) {
+                let times = if *n > 1 {
+                    format!(" (x{n})")
+                } else {
+                    String::new()
+                };
+                eprintln!("fsguard:   {ev}{times}");
+            }
+            if self.events.len() > SUMMARY_MAX {
+                eprintln!(
+                    "fsguard:   … and {} more (see the trace lines or --log)",
+                    self.events.len() - SUMMARY_MAX
+                );
+            }
+        }
     }
 }
 
@@ -1171,6 +1251,14 @@ mod tests {
         assert_eq!(o.landlock, Landlock::Required);
         assert!(parse_option(&mut o, "--landlock", Some("maybe"), &mut rest).is_err());
         assert!(parse_option(&mut o, "--timeout", Some("-1"), &mut rest).is_err());
+        assert!(parse_option(&mut o, "--timeout", Some("1s"), &mut rest).unwrap());
+        assert_eq!(o.timeout, Some(1.0));
+        assert_eq!(parse_duration("2m"), Some(120.0));
+        assert_eq!(parse_duration("0.5h"), Some(1800.0));
+        assert_eq!(parse_duration("1d"), Some(86400.0));
+        assert_eq!(parse_duration("5x"), None);
+        assert_eq!(parse_duration("0s"), None);
+        assert_eq!(parse_duration("s"), None);
         assert!(!parse_option(&mut o, "--root", None, &mut rest).unwrap());
     }
 

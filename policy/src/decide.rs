@@ -24,9 +24,15 @@ pub enum Rule<'a> {
     Readonly,
     /// Step 6: inside (allowed) or outside (denied) the root.
     Root,
-    /// Step 6: a `system` location, readable under a root.
+    /// Step 6 or 7: a `system` location, readable under a root or a read
+    /// allow-list.
     System(&'a str),
-    /// Step 7: nothing restricts the access.
+    /// Step 2: the private temporary directory `fsguard run` gives the command.
+    Tmpdir,
+    /// Step 7: the access has `allow` rules, none of which matches: an
+    /// allow-list refuses everything it does not name.
+    NotAllowed,
+    /// Step 8: nothing restricts the access.
     Default,
     /// The path could not be resolved; the library fails closed.
     Unresolved,
@@ -50,6 +56,8 @@ impl fmt::Display for Rule<'_> {
             Rule::Readonly => f.write_str("readonly"),
             Rule::Root => f.write_str("root"),
             Rule::System(p) => write!(f, "system:{}", Quoted(p)),
+            Rule::Tmpdir => f.write_str("tmpdir"),
+            Rule::NotAllowed => f.write_str("not_allowed"),
             Rule::Default => f.write_str("default"),
             Rule::Unresolved => f.write_str("unresolved"),
             Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
@@ -110,6 +118,7 @@ impl Lists {
 pub struct Policy {
     settings: Settings,
     root: Option<Box<[u8]>>,
+    tmpdir: Option<Box<[u8]>>,
     read: Lists,
     write: Lists,
     secrets: PatternSet,
@@ -128,6 +137,11 @@ impl Policy {
                 .as_ref()
                 .map(|r| r.trim_end_matches('/').as_bytes().into())
                 .map(|r: Box<[u8]>| if r.is_empty() { b"/"[..].into() } else { r }),
+            tmpdir: settings
+                .tmpdir
+                .as_ref()
+                .map(|t| t.trim_end_matches('/').as_bytes().into())
+                .filter(|t: &Box<[u8]>| !t.is_empty()),
             read: Lists::new(&settings.read, "read")?,
             write: Lists::new(&settings.write, "write")?,
             secrets: if settings.secrets {
@@ -144,6 +158,7 @@ impl Policy {
             settings,
         };
         p.reads_confined = p.root.is_some()
+            || !p.read.allow.is_empty()
             || !p.read.deny.is_empty()
             || !p.read.deny_always.is_empty()
             || !p.secrets.is_empty();
@@ -193,9 +208,12 @@ impl Policy {
         if let Some(p) = self.secrets.find(path) {
             return deny(Rule::Secret(p));
         }
-        // 2. allow, 3. deny.
+        // 2. allow (and the private TMPDIR), 3. deny.
         if let Some(p) = lists.allow.find(path) {
             return allow(Rule::Allow(access, p));
+        }
+        if self.tmpdir.as_deref().is_some_and(|t| is_within(path, t)) {
+            return allow(Rule::Tmpdir);
         }
         if let Some(p) = lists.deny.find(path) {
             return deny(Rule::Deny(access, p));
@@ -203,6 +221,12 @@ impl Policy {
         // 4. devices and anonymous objects (pipes, sockets, anon inodes).
         if path.first() != Some(&b'/') || self.devices.matches(path) {
             return allow(Rule::Device);
+        }
+        // What a program may write, it may read back.
+        if access != Access::Write {
+            if let Some(p) = self.write.allow.find(path) {
+                return allow(Rule::Allow(Access::Write, p));
+            }
         }
         // 5. read-only.
         if access == Access::Write && self.settings.readonly {
@@ -213,17 +237,35 @@ impl Policy {
             if is_within(path, root) {
                 return allow(Rule::Root);
             }
-            if access != Access::Write {
-                if let Some(p) = self.system.find(path) {
-                    return allow(Rule::System(p));
-                }
-                if self.settings.system && is_own_proc(path) {
-                    return allow(Rule::System("/proc/self"));
-                }
+            if let Some(rule) = self.system_read(access, path) {
+                return allow(rule);
             }
             return deny(Rule::Root);
         }
+        // 7. an allow-list refuses what it does not name.
+        if !lists.allow.is_empty() {
+            if let Some(rule) = self.system_read(access, path) {
+                return allow(rule);
+            }
+            return deny(Rule::NotAllowed);
+        }
+        // 8. nothing restricts this access.
         allow(Rule::Default)
+    }
+
+    /// A read of installed software (`system`), or of the process's own
+    /// `/proc` entries.
+    fn system_read(&self, access: Access, path: &[u8]) -> Option<Rule<'_>> {
+        if access == Access::Write {
+            return None;
+        }
+        if let Some(p) = self.system.find(path) {
+            return Some(Rule::System(p));
+        }
+        if self.settings.system && is_own_proc(path) {
+            return Some(Rule::System("/proc/self"));
+        }
+        None
     }
 
     /// A `deny_always` read rule or credential path covering `path`: such a
@@ -424,6 +466,62 @@ mod tests {
     fn step7_default_allows() {
         let p = Policy::new(base()).unwrap();
         assert_eq!(rule(&p, Access::Write, "/tmp/x"), (true, "default".into()));
+    }
+
+    #[test]
+    fn step7_an_allow_list_refuses_the_rest() {
+        let mut s = base();
+        s.write.allow = vec!["/proj".into()];
+        let p = Policy::new(s.clone()).unwrap();
+        assert_eq!(
+            rule(&p, Access::Write, "/proj/a"),
+            (true, "write.allow:\"/proj\"".into())
+        );
+        assert_eq!(
+            rule(&p, Access::Write, "/home/u/.bashrc"),
+            (false, "not_allowed".into())
+        );
+        assert_eq!(
+            rule(&p, Access::Read, "/home/u/.bashrc"),
+            (true, "default".into()),
+            "a write allow-list does not confine reads"
+        );
+        s.read.allow = vec!["/data".into()];
+        let p = Policy::new(s).unwrap();
+        assert!(p.confines_reads());
+        assert_eq!(
+            rule(&p, Access::Read, "/etc/x"),
+            (false, "not_allowed".into())
+        );
+        assert_eq!(
+            rule(&p, Access::Read, "/usr/lib/x"),
+            (true, "system:\"/usr\"".into())
+        );
+        assert_eq!(rule(&p, Access::Write, "/dev/null").0, true);
+    }
+
+    #[test]
+    fn writable_is_readable_and_tmpdir() {
+        let mut s = base();
+        s.root = Some("/ws".into());
+        s.readonly = true;
+        s.write.allow = vec!["/tmp".into()];
+        s.read.deny = vec!["/tmp/hidden".into()];
+        s.tmpdir = Some("/var/tmp/fsguard-1".into());
+        let p = Policy::new(s).unwrap();
+        assert_eq!(
+            rule(&p, Access::Read, "/tmp/f"),
+            (true, "write.allow:\"/tmp\"".into())
+        );
+        assert_eq!(rule(&p, Access::Read, "/tmp/hidden/f").0, false);
+        for a in [Access::Read, Access::Write] {
+            assert_eq!(rule(&p, a, "/var/tmp/fsguard-1/x"), (true, "tmpdir".into()));
+        }
+        assert_eq!(
+            rule(&p, Access::Write, "/var/tmp/x"),
+            (false, "readonly".into())
+        );
+        assert_eq!(rule(&p, Access::Read, "/home/u/.ssh/x").0, false);
     }
 
     #[test]

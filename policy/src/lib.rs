@@ -18,7 +18,7 @@ mod settings;
 
 pub use decide::{Decision, Policy, Rule};
 pub use pattern::PatternSet;
-pub use presets::{DEVICES, SECRETS, SYSTEM};
+pub use presets::{DEVICES, SECRETS, SYSTEM, TOOL_CONFIGS};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
     LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS,

@@ -62,7 +62,17 @@ pub const SYSTEM: &[&str] = &[
     "/etc/inputrc",
     "/etc/magic",
     "/etc/gitconfig",
+    "/etc/gitattributes",
     "/etc/alternatives",
+    // Configuration files everyday tools treat as fatal when unreadable
+    // (but fine when absent): pip, libcurl's LDAP, wget, OpenSSL, GnuTLS.
+    "/etc/pip.conf",
+    "/etc/xdg/pip",
+    "/etc/ldap",
+    "/etc/wgetrc",
+    "/etc/gnutls",
+    "/etc/pki",
+    "/etc/crypto-policies",
     // Read-only kernel facts runtimes ask for (CPU count, memory, entropy).
     "/dev/urandom",
     "/dev/random",
@@ -73,4 +83,22 @@ pub const SYSTEM: &[&str] = &[
     "/proc/sys/kernel/random",
     "/sys/devices/system/cpu",
     "/sys/fs/cgroup/cpu.max",
+];
+
+/// The user's own tool configuration under `$HOME`, readable (never
+/// writable) with the `system` locations: git and pip treat an unreadable
+/// config as fatal. None of these holds credentials by design, and the
+/// `secrets` preset beats them all (`~/.git-credentials`, `~/.netrc`,
+/// `~/.pypirc`, `~/.config/gh` stay denied). Files that may carry passwords
+/// (`~/.curlrc`, `~/.wgetrc`) are not listed: an unreadable one is skipped
+/// by their tools.
+pub const TOOL_CONFIGS: &[&str] = &[
+    "~/.gitconfig",
+    "~/.config/git",
+    "~/.gitignore_global",
+    "~/.config/pip",
+    "~/.pip/pip.conf",
+    "~/.inputrc",
+    "~/.terminfo",
+    "~/.config/matplotlib",
 ];

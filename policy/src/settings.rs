@@ -140,6 +140,11 @@ pub struct Settings {
     pub secret_paths: Vec<String>,
     /// No source set any policy: read-only by default.
     pub implicit: bool,
+    /// The private temporary directory `fsguard run` gives the command:
+    /// readable and writable, whatever the rest of the policy says (but
+    /// `deny_always` and `secrets` still apply).
+    #[serde(default)]
+    pub tmpdir: Option<String>,
 }
 
 impl UnguardedExec {
@@ -171,6 +176,7 @@ impl Default for Settings {
             system_paths: Vec::new(),
             secret_paths: Vec::new(),
             implicit: false,
+            tmpdir: None,
         }
     }
 }
@@ -349,6 +355,22 @@ pub struct Builder {
     ctx: Context,
     s: Settings,
     any: bool,
+    pending: Vec<Pending>,
+}
+
+/// A rule pattern as given; made absolute in [`Builder::finish`], once the
+/// root is known (a config's relative patterns are anchored at the root).
+#[derive(Debug)]
+struct Pending {
+    access: Access,
+    kind: ListKind,
+    text: String,
+    /// The config file's directory, or the working directory for flags.
+    base: PathBuf,
+    /// From a config file: relative patterns follow the root when there is one.
+    from_config: bool,
+    /// `FILE:LINE: KEY` or the flag, for error messages.
+    origin: String,
 }
 
 impl Builder {
@@ -358,6 +380,7 @@ impl Builder {
             ctx,
             s: Settings::default(),
             any: false,
+            pending: Vec::new(),
         }
     }
 
@@ -379,14 +402,21 @@ impl Builder {
             let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
             format!("{name}:{line}")
         };
-        self.any = true;
         if let Some(v) = cfg.readonly {
+            self.any = true;
             self.s.readonly = v;
         }
         if let Some(root) = cfg.root {
             let where_ = at(root.span());
+            let dir = expand_home(root.get_ref(), self.ctx.home.as_deref()).ok_or_else(|| {
+                Error::new(format!(
+                    "{where_}: root: {}: $HOME is not set",
+                    root.get_ref()
+                ))
+            })?;
+            self.any = true;
             self.s.root = Some(
-                canonical_dir(&base.join(root.get_ref()))
+                canonical_dir(&base.join(dir))
                     .map_err(|e| Error::new(format!("{where_}: root: {e}")))?,
             );
         }
@@ -417,9 +447,9 @@ impl Builder {
             ] {
                 let key = format!("{}.{}", access.as_str(), kind.key());
                 for p in pats {
-                    let where_ = at(p.span());
-                    self.add_pattern_at(access, kind, p.get_ref(), &base)
-                        .map_err(|e| Error::new(format!("{where_}: {key}: {e}")))?;
+                    let where_ = format!("{}: {key}", at(p.span()));
+                    self.add_pattern_at(access, kind, p.get_ref(), &base, true, &where_)
+                        .map_err(|e| Error::new(format!("{where_}: {e}")))?;
                 }
             }
         }
@@ -516,6 +546,12 @@ impl Builder {
         Ok(self)
     }
 
+    /// Turns the `secrets` preset on or off.
+    pub fn secrets(&mut self, on: bool) -> &mut Builder {
+        self.s.secrets = on;
+        self
+    }
+
     /// Sets enforce or audit.
     pub fn mode(&mut self, mode: Mode) -> &mut Builder {
         self.s.mode = mode;
@@ -560,7 +596,7 @@ impl Builder {
         pattern: &str,
     ) -> Result<&mut Builder, Error> {
         let cwd = self.ctx.cwd.clone();
-        self.add_pattern_at(access, kind, pattern, &cwd)?;
+        self.add_pattern_at(access, kind, pattern, &cwd, false, pattern)?;
         Ok(self)
     }
 
@@ -570,28 +606,57 @@ impl Builder {
         kind: ListKind,
         pattern: &str,
         base: &Path,
+        from_config: bool,
+        origin: &str,
     ) -> Result<(), Error> {
         self.any = true;
+        // Checked now, against its own base, so errors name the line.
         let abs = expand_pattern(pattern, base, self.ctx.home.as_deref())?;
         crate::PatternSet::new([abs.as_str()]).map_err(Error::new)?;
-        let lists = match access {
-            Access::Write => &mut self.s.write,
-            Access::Read | Access::Exec => &mut self.s.read,
-        };
-        match kind {
-            ListKind::Allow => lists.allow.push(abs),
-            ListKind::Deny => lists.deny.push(abs),
-            ListKind::DenyAlways => lists.deny_always.push(abs),
-        }
+        self.pending.push(Pending {
+            access,
+            kind,
+            text: pattern.to_string(),
+            base: base.to_path_buf(),
+            from_config,
+            origin: origin.to_string(),
+        });
         Ok(())
     }
 
     /// Expands presets and returns the effective settings.
     pub fn finish(self) -> Result<Settings, Error> {
-        let Builder { ctx, mut s, any } = self;
+        let Builder {
+            ctx,
+            mut s,
+            any,
+            pending,
+        } = self;
         if !any {
             s.implicit = true;
             s.readonly = true;
+        }
+        for p in pending {
+            // A config's relative patterns are anchored at the root when the
+            // policy has one (from any source): one policy, many workspaces.
+            let relative = !p.text.starts_with('/') && !p.text.starts_with('~');
+            let base = match (&s.root, p.from_config && relative) {
+                (Some(r), true) => PathBuf::from(r),
+                _ => p.base,
+            };
+            let abs = expand_pattern(&p.text, &base, ctx.home.as_deref())
+                .map_err(|e| Error::new(format!("{}: {e}", p.origin)))?;
+            crate::PatternSet::new([abs.as_str()])
+                .map_err(|e| Error::new(format!("{}: {e}", p.origin)))?;
+            let lists = match p.access {
+                Access::Write => &mut s.write,
+                Access::Read | Access::Exec => &mut s.read,
+            };
+            match p.kind {
+                ListKind::Allow => lists.allow.push(abs),
+                ListKind::Deny => lists.deny.push(abs),
+                ListKind::DenyAlways => lists.deny_always.push(abs),
+            }
         }
         s.system_paths = system_paths(&ctx, s.root.as_deref());
         s.secret_paths = match &ctx.home {
@@ -792,6 +857,13 @@ fn system_paths(ctx: &Context, root: Option<&str>) -> Vec<String> {
         }
     }
     out.extend(dirs.into_iter().map(|d| d.display().to_string()));
+    if let Some(home) = &ctx.home {
+        for p in presets::TOOL_CONFIGS {
+            if let Ok(abs) = expand_pattern(p, Path::new("/"), Some(home)) {
+                out.push(abs);
+            }
+        }
+    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
     out
@@ -876,7 +948,7 @@ mod tests {
         assert_eq!(
             s.read.deny,
             vec![
-                format!("{dd}/**/*.pem"),
+                format!("{dd}/ws/**/*.pem"),
                 "/nonexistent-home/x".into(),
                 "/abs/**".into()
             ]
@@ -1000,7 +1072,7 @@ mod tests {
             exe: None,
             path_var: None,
         };
-        let text = "root = \"ws\"\n[read]\ndeny = [\"~/notes\", \"ws/private\"]\ndeny_always = [\"*.pem\"]\nallow = [\"ws/private/ok\"]\n[write]\nallow = [\"~/out\"]\n";
+        let text = "root = \"ws\"\n[read]\ndeny = [\"~/notes\", \"private\"]\ndeny_always = [\"*.pem\"]\nallow = [\"private/ok\"]\n[write]\nallow = [\"~/out\"]\n";
         let mut b = Builder::new(c.clone());
         b.config_str(text, &d.join("proj/policy.toml")).unwrap();
         b.add_pattern(Access::Write, ListKind::DenyAlways, "locked")
@@ -1031,13 +1103,9 @@ mod tests {
         );
         assert_eq!(
             v(R, "proj/ws/a/b/k.pem"),
-            (false, "read.deny_always:\"/proj/**/*.pem\"".into())
+            (false, "read.deny_always:\"/proj/ws/**/*.pem\"".into())
         );
-        assert_eq!(
-            v(R, "k.pem"),
-            (false, "root".into()),
-            "not above the config dir"
-        );
+        assert_eq!(v(R, "k.pem"), (false, "root".into()), "not above the root");
         // A flag's relative pattern is against the cwd (proj/ws).
         assert_eq!(
             v(W, "proj/ws/locked/x"),
