@@ -72,10 +72,29 @@ fn wheel_installs_into_a_fresh_venv_and_passes_pytest() {
     let tmp = TempDir::new("python");
     let py = python();
 
+    // A fresh venv (its own pip builds and installs; the base interpreter
+    // needs no pip).
+    let have_pytest = bare_cmd(py)
+        .args(["-c", "import pytest"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let venv = tmp.join("venv");
+    let mut mk = bare_cmd(py);
+    mk.args(["-m", "venv"]);
+    if have_pytest {
+        mk.arg("--system-site-packages");
+    }
+    ok(
+        run(mk.arg(&venv)),
+        "python3 -m venv (Debian: apt-get install python3-venv)",
+    );
+    let vpy = venv.join("bin/python");
+    let t_venv = t0.elapsed();
+
     // The wheel, through pip and the in-tree PEP 517 backend (offline).
     let dist = tmp.join("dist");
     ok(
-        run(bare_cmd(py)
+        run(bare_cmd(&vpy)
             .args(["-m", "pip", "wheel", "--no-deps", "--no-index", "-w"])
             .arg(&dist)
             .arg(repo().join("python"))
@@ -101,19 +120,6 @@ fn wheel_installs_into_a_fresh_venv_and_passes_pytest() {
     );
     let t_wheel = t0.elapsed();
 
-    // A fresh venv, the wheel installed by the venv's own pip.
-    let have_pytest = bare_cmd(py)
-        .args(["-c", "import pytest"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let venv = tmp.join("venv");
-    let mut mk = bare_cmd(py);
-    mk.args(["-m", "venv"]);
-    if have_pytest {
-        mk.arg("--system-site-packages");
-    }
-    ok(run(mk.arg(&venv)), "python3 -m venv");
-    let vpy = venv.join("bin/python");
     ok(
         run(bare_cmd(&vpy)
             .args([
@@ -126,7 +132,14 @@ fn wheel_installs_into_a_fresh_venv_and_passes_pytest() {
             .arg(wheel)),
         "pip install the wheel",
     );
-    if !have_pytest {
+    // (A venv made from another venv sees the base interpreter's packages,
+    // not the parent venv's: ask the new venv itself.)
+    let venv_has_pytest = have_pytest
+        && bare_cmd(&vpy)
+            .args(["-c", "import pytest"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !venv_has_pytest {
         eprintln!(
             "pytest is not installed for {}: installing it into the venv",
             py.display()
@@ -208,8 +221,9 @@ fn wheel_installs_into_a_fresh_venv_and_passes_pytest() {
     }
     assert!(!outside.join("f").exists() && ws.join("notes.md").exists());
     eprintln!(
-        "python package: wheel {:.1?}, venv+install {:.1?}, pytest {:.1?}, harness {:.1?}",
-        t_wheel,
+        "python package: venv {:.1?}, wheel {:.1?}, install {:.1?}, pytest {:.1?}, harness {:.1?}",
+        t_venv,
+        t_wheel - t_venv,
         t_install - t_wheel,
         t_pytest - t_install,
         t0.elapsed() - t_pytest
