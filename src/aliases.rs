@@ -35,12 +35,14 @@ hooks! {
     fn fsguard_alias_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "__open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64" as "open"
     fn fsguard_alias_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "__open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     /// `GLIBC_PRIVATE`: glibc's internal open, reachable through dlsym.
@@ -48,27 +50,32 @@ hooks! {
     fn fsguard_alias_open_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "__open_nocancel", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64_nocancel" as "open"
     fn fsguard_alias_open64_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
+        act |t| hooks!(@real "__open64_nocancel", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     /// The old name of fopen.
     "_IO_fopen" as "fopen"
     fn _IO_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     /// fopen's worker: opens `path` into the caller's FILE.
     "_IO_file_fopen" as "fopen"
     fn _IO_file_fopen(fp: *mut FILE, path: *const c_char, mode: *const c_char, is32: c_int) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     /// An open(2) into the caller's FILE, with open's flags.
     "_IO_file_open" as "open"
     fn _IO_file_open(fp: *mut FILE, path: *const c_char, oflag: c_int, prot: c_int, read_write: c_int, is32: c_int) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(oflag), open_follow(oflag), AT_FDCWD, path, false];
     /// `GLIBC_PRIVATE`: NSS's fopen (read-only).
@@ -79,10 +86,12 @@ hooks! {
     /// A mount table opened with fopen's mode (`w` and `a` write it).
     "setmntent" as "setmntent"
     fn setmntent(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     "__setmntent" as "setmntent"
     fn __setmntent(path: *const c_char, mode: *const c_char) -> *mut FILE,
+        via path,
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     "__statfs" as "statfs"

@@ -1317,6 +1317,7 @@ hooks! {
     fn fsguard_spawn_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: libc::mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as libc::c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
+        act |t| crate::hooks::open_via(&t[0], flags, mode),
         fail -1,
         check [crate::hooks::open_access(flags), crate::hooks::open_follow(flags), dirfd, path, false];
 }

@@ -258,7 +258,7 @@ impl Guard {
         let audit = self.policy.audit();
         let hidden = self.policy.settings().hide_outside
             && access != Access::Write
-            && matches!(rule, Rule::Root);
+            && matches!(rule, Rule::Root | Rule::NotAllowed);
         let errno = match (audit, hidden) {
             (true, _) => 0,
             (false, true) => libc::ENOENT,

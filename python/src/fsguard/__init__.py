@@ -376,7 +376,7 @@ def run(
     deny_write_always: Sequence[StrPath] = (),
     config: Optional[StrPath] = None,
     audit: bool = False,
-    landlock: Union[bool, str] = False,
+    landlock: Union[None, bool, str] = None,
     timeout: Optional[float] = None,
     cwd: Optional[StrPath] = None,
     env: Optional[Mapping[str, str]] = None,
@@ -398,8 +398,10 @@ def run(
     - ``config``: a TOML policy file; the arguments above override it;
     - ``audit``: block nothing, report what would have been blocked
       (see :attr:`Result.audited`);
-    - ``landlock``: ``True`` adds a Landlock ruleset if the kernel has one,
-      ``"required"`` fails without it.
+    - ``landlock``: ``None`` (the default) is the CLI's default, a Landlock
+      ruleset wherever the kernel has one; ``False`` runs without it;
+      ``"required"`` fails where the kernel has none. Under Landlock an
+      ``audit`` run still refuses writes outside the root.
 
     Relative paths (``root``, ``config``, patterns) are against ``cwd`` when
     it is given, else against this process's working directory.
@@ -436,7 +438,9 @@ def run(
         deny_write_always,
         audit,
     )
-    if landlock:
+    if landlock is False:
+        flags.append("--no-landlock")
+    elif landlock:
         flags.append("--landlock=required" if landlock == "required" else "--landlock")
     if timeout is not None:
         if not timeout > 0:
