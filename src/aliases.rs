@@ -117,16 +117,7 @@ fn gmon_prefixed(buf: &mut [u8; 4096]) -> bool {
     // SAFETY: getpid cannot fail.
     let pid = unsafe { libc::getpid() } as u32;
     let mut digits = [0u8; 10];
-    let mut n = pid;
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+    let i = crate::resolve::decimal(pid, &mut digits);
     let digits = &digits[i..];
     let len = prefix.len() + 1 + digits.len();
     if len >= buf.len() {

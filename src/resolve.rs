@@ -512,21 +512,7 @@ fn fd_path_uncached(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
 fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     use std::os::fd::AsRawFd;
     let mut link = [0u8; 32];
-    let prefix = b"/proc/self/fd/";
-    link[..prefix.len()].copy_from_slice(prefix);
-    let mut n = fd.as_raw_fd() as u32;
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let d = &digits[i..];
-    link[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
+    fd_link(fd.as_raw_fd(), &mut link);
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
     let (init, _) = rustix::fs::readlinkat_raw(CWD, c, &mut out.buf[..PATH_CAP - 256]).map_err(
         |e| match e {
@@ -714,6 +700,31 @@ pub fn open_exact(
     }
 }
 
+/// The decimal digits of `n`, at the end of `buf`; returns where they start.
+pub(crate) fn decimal(n: u32, buf: &mut [u8; 10]) -> usize {
+    let (mut n, mut i) = (n, buf.len());
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return i;
+        }
+    }
+}
+
+/// Writes `/proc/self/fd/<fd>` at the start of `buf` (which must have room
+/// for 24 bytes); returns its length. The byte after it is left as it was.
+fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
+    let prefix = b"/proc/self/fd/";
+    buf[..prefix.len()].copy_from_slice(prefix);
+    let mut digits = [0u8; 10];
+    let i = decimal(fd as u32, &mut digits);
+    let d = &digits[i..];
+    buf[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
+    prefix.len() + d.len()
+}
+
 /// How a checked call reaches the object that was checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
@@ -789,22 +800,7 @@ impl Via {
     }
 
     fn put_fd_link(&mut self, fd: i32) -> usize {
-        let prefix = b"/proc/self/fd/";
-        self.buf[..prefix.len()].copy_from_slice(prefix);
-        let mut n = fd as u32;
-        let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let d = &digits[i..];
-        self.buf[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
-        prefix.len() + d.len()
+        fd_link(fd, &mut self.buf)
     }
 
     /// The object itself, held by `fd`; `slash`: the caller's path ended in
