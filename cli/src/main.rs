@@ -1,6 +1,7 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
 mod run;
+mod wrap;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,10 @@ usage:
                                            the verdict for PATH and the rule behind it
                                            (exit 0: allowed, 1: denied)
   fsguard lib-path                         the absolute path of the library run uses
+  fsguard wrap NAME [OPTIONS] -- CMD [ARGS...]
+                                           write ~/.local/bin/NAME, a script that runs
+                                           CMD under these options (wrap --help)
+  fsguard unwrap NAME                      remove a script fsguard wrap made
 options:
   --readonly[=ROOT]        deny every write (and confine to ROOT if given)
   --root DIR               confine reads and writes to DIR
@@ -63,6 +68,8 @@ struct Cli {
     flags: Vec<Flag>,
     rest: Vec<OsString>,
     run: run::RunOptions,
+    /// `wrap --dir`, `--force`.
+    wrap: wrap::WrapOptions,
     /// `explain --json`.
     json: bool,
 }
@@ -96,6 +103,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
         flags: Vec::new(),
         rest: Vec::new(),
         run: run::RunOptions::default(),
+        wrap: wrap::WrapOptions::default(),
         json: false,
     };
     let mut args: Vec<OsString> = it.collect();
@@ -162,6 +170,8 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
                 cli.flags.push(Flag::UnguardedExec(u));
             }
             _ if run::parse_option(&mut cli.run, &name, inline.as_deref(), &mut args)? => {}
+            _ if cli.command == "wrap"
+                && wrap::parse_option(&mut cli.wrap, &name, inline.as_deref(), &mut args)? => {}
             _ if s.starts_with('-') && s.len() > 1 => {
                 return Err(format!("unknown option {s}\n{USAGE}"))
             }
@@ -268,6 +278,11 @@ fn warn_shadowed_allows(s: &Settings) {
 }
 
 fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
+    match args.first().and_then(|a| a.to_str()) {
+        Some("wrap") => return wrap::cmd_wrap(args),
+        Some("unwrap") => return wrap::cmd_unwrap(args),
+        _ => {}
+    }
     let cli = parse(args)?;
     match cli.command.as_str() {
         "run" => run::cmd_run(&cli),
