@@ -18,7 +18,7 @@ use fsguard_policy::{Access, Rule};
 use libc::{mode_t, AT_FDCWD, FILE};
 
 use crate::guard::{self, set_errno, Target};
-use crate::hooks::{fopen_flags, open_access, open_follow, CheckInfo, HookInfo};
+use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
@@ -257,28 +257,6 @@ pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char
     match r {
         Ok(()) => 0,
         Err(e) => e,
-    }
-}
-
-const fn row(symbol: &'static str, call: &'static str, checks: &'static [CheckInfo]) -> HookInfo {
-    HookInfo {
-        symbol,
-        call,
-        checks,
-    }
-}
-
-const fn chk(
-    access: &'static str,
-    follow: &'static str,
-    dirfd: &'static str,
-    path: &'static str,
-) -> CheckInfo {
-    CheckInfo {
-        access,
-        follow,
-        dirfd,
-        path,
     }
 }
 

@@ -38,6 +38,34 @@ pub struct CheckInfo {
     pub path: &'static str,
 }
 
+/// A row of a hand-written table (calls outside the `hooks!` macro).
+pub(crate) const fn row(
+    symbol: &'static str,
+    call: &'static str,
+    checks: &'static [CheckInfo],
+) -> HookInfo {
+    HookInfo {
+        symbol,
+        call,
+        checks,
+    }
+}
+
+/// One check of a hand-written row.
+pub(crate) const fn chk(
+    access: &'static str,
+    follow: &'static str,
+    dirfd: &'static str,
+    path: &'static str,
+) -> CheckInfo {
+    CheckInfo {
+        access,
+        follow,
+        dirfd,
+        path,
+    }
+}
+
 /// An open's access from its flags: any of O_WRONLY, O_RDWR, O_APPEND,
 /// O_CREAT, O_TRUNC (even with O_RDONLY) or O_TMPFILE writes; O_PATH only
 /// names the object (a metadata access).

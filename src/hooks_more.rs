@@ -13,7 +13,7 @@ use fsguard_policy::Access;
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
 use crate::guard::{self, set_errno, Target};
-use crate::hooks::{at_follow, link_follow, open_access, CheckInfo, HookInfo};
+use crate::hooks::{at_follow, chk, link_follow, open_access, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
@@ -750,28 +750,6 @@ pub unsafe extern "C" fn bind(
         return -1;
     }
     hooks!(@real "bind", unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int, -1, (fd, addr, len))
-}
-
-const fn row(symbol: &'static str, call: &'static str, checks: &'static [CheckInfo]) -> HookInfo {
-    HookInfo {
-        symbol,
-        call,
-        checks,
-    }
-}
-
-const fn chk(
-    access: &'static str,
-    follow: &'static str,
-    dirfd: &'static str,
-    path: &'static str,
-) -> CheckInfo {
-    CheckInfo {
-        access,
-        follow,
-        dirfd,
-        path,
-    }
 }
 
 const FTS: &[CheckInfo] = &[chk(
