@@ -445,3 +445,65 @@ fn exit_125_on_bad_usage_or_config() {
         assert!(!marker.exists(), "the command ran\n{}", o.describe());
     }
 }
+
+/// `fsguard check | head -c1`: the reader has gone when the CLI writes;
+/// it must neither panic nor report an error.
+#[test]
+fn check_into_a_closed_pipe_does_not_panic() {
+    use std::os::fd::FromRawFd;
+    let (td, ws, _out) = layout();
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe() fills two fds, which are then owned below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: fresh fds from pipe(), each owned once.
+    let (r, w) = unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    drop(r);
+    let mut c = fsguard(&["check", "--root", ws.to_str().unwrap()]);
+    c.current_dir(td.path())
+        .stdout(std::process::Stdio::from(w));
+    let out = c.output().expect("run fsguard check");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "stderr: {err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+}
+
+/// Runtimes size themselves by cgroup limits, the overcommit and
+/// transparent hugepage settings and the host id: all readable under a
+/// root, answered exactly as bare.
+#[test]
+fn runtime_probes_are_readable_under_a_root() {
+    let (td, ws, _out) = layout();
+    let probes: Vec<&str> = [
+        "/proc/sys/vm/overcommit_memory",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/etc/machine-id",
+        "/sys/fs/cgroup/cpu.max",
+        "/sys/fs/cgroup/memory.max",
+    ]
+    .into_iter()
+    .filter(|p| std::fs::read(p).is_ok())
+    .collect();
+    if probes.is_empty() {
+        eprintln!("NOTE: none of the probe files is readable here; nothing to compare");
+        return;
+    }
+    let mut bare = bare_cmd("cat");
+    bare.args(&probes).current_dir(td.path());
+    let b = run(&mut bare);
+    let mut args = vec!["run", "--root", ws.to_str().unwrap(), "--", "cat"];
+    args.extend(&probes);
+    let mut g = fsguard(&args);
+    g.current_dir(td.path());
+    let o = run(&mut g);
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert_no_blocked(&o);
+    assert_eq!(o.stdout, b.stdout, "{}", o.describe());
+}

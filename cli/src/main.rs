@@ -94,7 +94,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
         .into_string()
         .map_err(|_| "bad command".to_string())?;
     if command == "-h" || command == "--help" || command == "help" {
-        print!("{USAGE}");
+        say(USAGE);
         std::process::exit(0);
     }
     let mut cli = Cli {
@@ -118,7 +118,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
             break;
         }
         if s == "--help" || s == "-h" {
-            print!("{USAGE}");
+            say(USAGE);
             std::process::exit(0);
         }
         let (name, inline) = match s.split_once('=') {
@@ -299,8 +299,8 @@ fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
     }
     let s = settings(cli, None)?;
     Policy::new(s.clone()).map_err(|e| e.to_string())?;
-    print!("{}", describe(&s));
-    print!("{}", run::tmpdir_note(&s));
+    say(&describe(&s));
+    say(&run::tmpdir_note(&s));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -406,22 +406,22 @@ fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
     let d = policy.decide(access, bytes);
     let verdict = if d.allowed { "allow" } else { "deny" };
     if cli.json {
-        println!(
-            "{}",
+        say(&format!(
+            "{}\n",
             serde_json::json!({
                 "verdict": verdict,
                 "access": access.as_str(),
                 "path": resolved.display().to_string(),
                 "rule": d.rule.to_string(),
             })
-        );
+        ));
     } else {
-        println!(
-            "{verdict} {} {} rule={}",
+        say(&format!(
+            "{verdict} {} {} rule={}\n",
             access.as_str(),
             resolved.display(),
             d.rule
-        );
+        ));
     }
     Ok(ExitCode::from(if d.allowed { 0 } else { 1 }))
 }
@@ -459,4 +459,11 @@ mod tests {
         assert!(parse(os(&["run", "--bogus"])).is_err());
         assert!(parse(os(&["run", "--root"])).is_err());
     }
+}
+
+/// Writes to stdout; a reader that went away (`fsguard check | head`) is
+/// not an error worth a panic.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }

@@ -110,7 +110,7 @@ pub(crate) fn cmd_lib_path(cli: &Cli) -> Result<ExitCode, String> {
     if !cli.rest.is_empty() || !cli.flags.is_empty() {
         return Err("lib-path takes no arguments".into());
     }
-    println!("{}", find_library()?.display());
+    crate::say(&format!("{}\n", find_library()?.display()));
     Ok(ExitCode::SUCCESS)
 }
 

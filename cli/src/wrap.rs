@@ -103,7 +103,7 @@ fn wants_help(args: &[OsString]) -> bool {
 /// `fsguard wrap ...`; `args[0]` is `wrap`.
 pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
     if wants_help(&args[1..]) {
-        print!("{WRAP_USAGE}");
+        crate::say(WRAP_USAGE);
         return Ok(ExitCode::SUCCESS);
     }
     let cmdline = args.clone();
@@ -193,7 +193,7 @@ pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
 /// `fsguard unwrap ...`; `args[0]` is `unwrap`.
 pub fn cmd_unwrap(args: Vec<OsString>) -> Result<ExitCode, String> {
     if wants_help(&args[1..]) {
-        print!("{UNWRAP_USAGE}");
+        crate::say(UNWRAP_USAGE);
         return Ok(ExitCode::SUCCESS);
     }
     let mut rest: Vec<OsString> = args[1..].to_vec();

@@ -82,7 +82,15 @@ pub const SYSTEM: &[&str] = &[
     "/proc/filesystems",
     "/proc/sys/kernel/random",
     "/sys/devices/system/cpu",
-    "/sys/fs/cgroup/cpu.max",
+    // Limits runtimes size themselves by (Rust's available_parallelism, Go,
+    // Node and the JVM read the cgroup's cpu.max and memory.max; allocators
+    // the overcommit and transparent hugepage settings); without them a
+    // program in a container silently assumes the whole machine.
+    "/sys/fs/cgroup",
+    "/proc/sys/vm/overcommit_memory",
+    "/sys/kernel/mm/transparent_hugepage",
+    // A stable host id, read by D-Bus, systemd tools and telemetry opt-outs.
+    "/etc/machine-id",
 ];
 
 /// The user's own tool configuration under `$HOME`, readable (never
