@@ -334,14 +334,24 @@ fn value(line: &mut Line, v: &[u8]) {
         return;
     }
     line.push(b"\"");
-    escaped(line, v);
+    escaped(line, v, Bytes::Text);
     line.push(b"\"");
 }
 
-/// Backslash escapes shared by text and JSON (JSON has no \xNN, so bytes
-/// that are not UTF-8 are written as \u00NN, as Python's surrogateescape-
-/// free readers expect something printable).
-fn escaped(line: &mut Line, v: &[u8]) {
+/// How a byte that is not UTF-8 is written: `\xNN` in text lines; in JSON,
+/// which has no byte escape, `\udcNN`, the lone surrogate Python's
+/// `surrogateescape` uses for it (so `os.fsencode(json.loads(…)["path"])`
+/// gives back the exact bytes, and a real "é" is never confused with byte
+/// 0xE9).
+#[derive(Clone, Copy, PartialEq)]
+enum Bytes {
+    Text,
+    Json,
+}
+
+/// Backslash escapes shared by text and JSON; see [`Bytes`] for bytes that
+/// are not UTF-8.
+fn escaped(line: &mut Line, v: &[u8], bytes: Bytes) {
     let mut rest = v;
     while !rest.is_empty() {
         let (ok, bad) = match std::str::from_utf8(rest) {
@@ -369,7 +379,10 @@ fn escaped(line: &mut Line, v: &[u8]) {
             }
         }
         if let Some((&b, tail)) = bad.split_first() {
-            let _ = write!(line, "\\u00{b:02x}");
+            let _ = match bytes {
+                Bytes::Text => write!(line, "\\x{b:02x}"),
+                Bytes::Json => write!(line, "\\udc{b:02x}"),
+            };
             rest = tail;
         } else {
             rest = &[];
@@ -403,15 +416,15 @@ fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
         ev.call,
         ev.access.as_str()
     );
-    escaped(line, ev.path);
+    escaped(line, ev.path, Bytes::Json);
     line.push(b"\"");
     if let Some(dest) = ev.dest {
         line.push(b",\"dest\":\"");
-        escaped(line, dest);
+        escaped(line, dest, Bytes::Json);
         line.push(b"\"");
     }
     line.push(b",\"rule\":\"");
-    escaped(line, rule.as_bytes());
+    escaped(line, rule.as_bytes(), Bytes::Json);
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
     let _ = write!(
         line,
@@ -419,7 +432,7 @@ fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
         rustix::process::getpid().as_raw_nonzero(),
         ev.errno
     );
-    escaped(line, exe.as_bytes());
+    escaped(line, exe.as_bytes(), Bytes::Json);
     let _ = write!(
         line,
         "\",\"time\":{}.{:03}}}",
@@ -466,7 +479,7 @@ mod tests {
         );
         assert_eq!(
             render(&ev(b"/ws/\xff", None, Rule::Readonly), LogFormat::Text),
-            "[fsguard] blocked rename write path=\"/ws/\\u00ff\" rule=readonly\n"
+            "[fsguard] blocked rename write path=\"/ws/\\xff\" rule=readonly\n"
         );
     }
 
@@ -482,6 +495,16 @@ mod tests {
         );
         assert!(s.starts_with("{\"event\":\"blocked\",\"call\":\"rename\",\"access\":\"write\",\"path\":\"/ws/\\\"q\\\"\",\"dest\":\"/d\",\"rule\":\"write.deny:\\\"/ws/**\\\"\",\"pid\":"), "{s}");
         assert!(s.ends_with("}\n"));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_kept_apart_from_characters() {
+        let raw = render(&ev(b"/ws/\xe9", None, Rule::Root), LogFormat::Json);
+        let utf8 = render(&ev("/ws/é".as_bytes(), None, Rule::Root), LogFormat::Json);
+        assert!(raw.contains("\"path\":\"/ws/\\udce9\""), "{raw}");
+        assert!(utf8.contains("\"path\":\"/ws/é\""), "{utf8}");
+        let text = render(&ev(b"/ws/\xe9", None, Rule::Root), LogFormat::Text);
+        assert!(text.contains("path=\"/ws/\\xe9\""), "{text}");
     }
 
     #[test]
