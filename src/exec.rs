@@ -2,9 +2,10 @@
 //!
 //! Each exec is an `exec` check of the program that will run (for the `p`
 //! variants, found on `PATH` the way glibc finds it), and hands the child a
-//! new environment: `LD_PRELOAD` with this library first and `FSGUARD_POLICY`
-//! as it was frozen at load, whatever the caller passed or unset. The
-//! caller's envp is never edited in place.
+//! new environment: `LD_PRELOAD` with this library first and
+//! `FSGUARD_POLICY_FD`, an inherited sealed memfd holding the policy as it
+//! was frozen at load ([`crate::handoff`]), whatever the caller passed or
+//! unset. The caller's envp is never edited in place.
 //!
 //! glibc's `system`, `popen` and `posix_spawn` exec through internal calls no
 //! hook sees, so they are hooked themselves; `posix_spawn` runs the child in
@@ -51,8 +52,8 @@ extern "C" {
 struct ChildEnv {
     /// Absolute path of this library.
     lib: Box<[u8]>,
-    /// `FSGUARD_POLICY=<frozen settings>`.
-    policy: CString,
+    /// The frozen settings, handed over in a memfd.
+    frozen: Box<[u8]>,
     /// `FSGUARD_REPORT_FD=N` when a supervisor listens.
     report: Option<CString>,
 }
@@ -69,7 +70,7 @@ pub(crate) fn init(frozen: &str, report_fd: Option<i32>) -> Result<(), String> {
     let lib = own_path().ok_or("cannot find the library's own path (dladdr)")?;
     let child = ChildEnv {
         lib: lib.into_boxed_slice(),
-        policy: CString::new(format!("FSGUARD_POLICY={frozen}")).map_err(|e| e.to_string())?,
+        frozen: frozen.as_bytes().into(),
         report: report_fd.map(|fd| CString::new(format!("FSGUARD_REPORT_FD={fd}")).unwrap()),
     };
     CHILD.store(Box::into_raw(Box::new(child)), Ordering::Release);
@@ -187,10 +188,13 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
         heap_vars.resize(need_vars, std::ptr::null());
         &mut heap_vars[..]
     };
+    // No fd for the policy: `-1`, which the child refuses (fail closed).
+    let handoff = crate::handoff::ForChild::new(&ce.frozen);
+    let mut policy = [0u8; 40];
     let mut n = 0;
     vars[n] = pre.as_ptr().cast();
     n += 1;
-    vars[n] = ce.policy.as_ptr();
+    vars[n] = policy_entry(handoff.as_ref(), &mut policy);
     n += 1;
     if let Some(r) = &ce.report {
         vars[n] = r.as_ptr();
@@ -209,6 +213,7 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     let saved = guard::errno();
     drop(heap_vars);
     drop(heap_pre);
+    drop(handoff);
     set_errno(saved);
     r
 }
@@ -218,6 +223,22 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
 struct OwnedEnv {
     vars: Vec<*const c_char>,
     _pre: Vec<u8>,
+    policy: Box<[u8; 40]>,
+    handoff: Option<crate::handoff::ForChild>,
+}
+
+/// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.
+fn policy_entry(handoff: Option<&crate::handoff::ForChild>, buf: &mut [u8; 40]) -> *const c_char {
+    match handoff {
+        Some(h) => {
+            h.entry(buf);
+        }
+        None => {
+            let s = b"FSGUARD_POLICY_FD=-1\0";
+            buf[..s.len()].copy_from_slice(s);
+        }
+    }
+    buf.as_ptr().cast()
 }
 
 unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
@@ -226,7 +247,12 @@ unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
     let old = unsafe { caller_preload(envp) };
     let mut pre = vec![0u8; preload_entry(&ce.lib, old, &mut [])];
     preload_entry(&ce.lib, old, &mut pre);
-    let mut vars = vec![pre.as_ptr().cast(), ce.policy.as_ptr()];
+    let handoff = crate::handoff::ForChild::new(&ce.frozen);
+    let mut policy = Box::new([0u8; 40]);
+    let mut vars = vec![
+        pre.as_ptr().cast(),
+        policy_entry(handoff.as_ref(), &mut policy),
+    ];
     if let Some(r) = &ce.report {
         vars.push(r.as_ptr());
     }
@@ -238,7 +264,12 @@ unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
         }
     }
     vars.push(std::ptr::null());
-    Some(OwnedEnv { vars, _pre: pre })
+    Some(OwnedEnv {
+        vars,
+        _pre: pre,
+        policy,
+        handoff,
+    })
 }
 
 /// Calls `f` with `environ` pointing at the child environment (glibc's
@@ -258,9 +289,17 @@ unsafe fn with_environ<R>(f: impl FnOnce() -> R) -> R {
         if environ == env.vars.as_ptr() {
             environ = old;
         }
-        // Never freed: another thread may still be reading `environ` as it
-        // was during the call. One array per system()/popen() call.
-        std::mem::forget(env);
+        // The child has its copy of the policy fd by now; ours is closed.
+        // The array is never freed: another thread may still be reading
+        // `environ` as it was during the call. One per system()/popen().
+        let OwnedEnv {
+            vars,
+            _pre,
+            policy,
+            handoff,
+        } = env;
+        drop(handoff);
+        std::mem::forget((vars, _pre, policy));
         r
     }
 }

@@ -407,8 +407,20 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
         }
     }
     let exe = std::fs::read_link("/proc/self/exe").ok();
-    let settings = match vars.iter().find(|(k, _)| k == "FSGUARD_POLICY") {
-        Some((_, frozen)) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,
+    let handed = vars.iter().find(|(k, _)| k == crate::handoff::VAR);
+    let frozen = match handed {
+        Some((_, fd)) => Some(crate::handoff::read(fd)?),
+        None => vars
+            .iter()
+            .find(|(k, _)| k == "FSGUARD_POLICY")
+            .map(|(_, v)| v.clone()),
+    };
+    if handed.is_some() {
+        // SAFETY: constructors run single-threaded; a C string literal.
+        unsafe { libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr()) };
+    }
+    let settings = match &frozen {
+        Some(frozen) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,
         None => {
             let ctx = Context {
                 cwd: std::env::current_dir()
@@ -434,17 +446,10 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
         .and_then(|(_, v)| v.parse::<i32>().ok())
         .filter(|&fd| crate::trace::report_init(fd));
     crate::exec::init(&settings.to_frozen(), report_fd)?;
-    let inherited = vars.iter().any(|(k, _)| k == "FSGUARD_POLICY");
-    let implicit = settings.implicit && !inherited;
-    if !inherited {
-        // Children that inherit the environment inherit the policy as frozen
-        // here: a relative FSGUARD_ROOT means this process's cwd, not theirs.
-        let frozen = std::ffi::CString::new(settings.to_frozen()).map_err(|e| e.to_string())?;
-        // SAFETY: constructors run single-threaded; the strings are C strings.
-        if unsafe { libc::setenv(c"FSGUARD_POLICY".as_ptr(), frozen.as_ptr(), 1) } != 0 {
-            return Err("cannot set FSGUARD_POLICY".into());
-        }
-    }
+    // Children get the policy as frozen here (a relative FSGUARD_ROOT means
+    // this process's cwd, not theirs) through the exec hooks, in a memfd
+    // (crate::handoff), never through this process's own environment.
+    let implicit = settings.implicit && frozen.is_none();
     let policy = Policy::new(settings).map_err(|e| e.to_string())?;
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");

@@ -17,6 +17,7 @@ pub mod guard;
 pub mod hooks;
 pub mod aliases;
 pub mod exec;
+pub mod handoff;
 pub mod hooks_more;
 pub mod resolve;
 pub mod syscall;

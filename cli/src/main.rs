@@ -197,7 +197,10 @@ fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
     let mut b = Builder::new(ctx);
     let vars: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| k.starts_with("FSGUARD_") && k != "FSGUARD_LIB" && k != "FSGUARD_POLICY")
+        .filter(|(k, _)| {
+            k.starts_with("FSGUARD_")
+                && !["FSGUARD_LIB", "FSGUARD_POLICY", "FSGUARD_POLICY_FD"].contains(&k.as_str())
+        })
         .collect();
     b.env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),

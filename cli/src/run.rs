@@ -501,6 +501,32 @@ fn pipe(flags: libc::c_int) -> Result<(OwnedFd, OwnedFd), String> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// A memfd holding `frozen`, sealed against any change (the library refuses
+/// an unsealed one), `CLOEXEC` until the child makes it inheritable.
+fn sealed_policy(frozen: &str) -> Result<OwnedFd, String> {
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: a C string literal; the fd is ours.
+    let fd = unsafe {
+        libc::memfd_create(
+            c"fsguard-policy".as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        )
+    };
+    if fd < 0 {
+        return Err(err("memfd_create"));
+    }
+    // SAFETY: fresh and ours.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut f = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut f, frozen.as_bytes()).map_err(|e| e.to_string())?;
+    let seals = libc::F_SEAL_WRITE | libc::F_SEAL_GROW | libc::F_SEAL_SHRINK | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl on our memfd.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(err("sealing the policy memfd"));
+    }
+    Ok(f.into())
+}
+
 fn set_nonblocking(fd: RawFd) {
     // SAFETY: fcntl on our own fd.
     unsafe {
@@ -620,7 +646,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         })
         .collect();
     env.push((preload_var.into(), preload));
-    env.push(("FSGUARD_POLICY".into(), settings.to_frozen().into()));
+    // The policy goes in a sealed memfd, not the environment: a large one
+    // would make every exec fail with E2BIG.
+    let policy_fd = sealed_policy(&settings.to_frozen())?;
+    env.push((
+        "FSGUARD_POLICY_FD".into(),
+        policy_fd.as_raw_fd().to_string().into(),
+    ));
     env.push((
         "FSGUARD_REPORT_FD".into(),
         rep_w.as_raw_fd().to_string().into(),
@@ -665,7 +697,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 &path_c,
                 &argv,
                 &envp,
-                [hs_child.as_raw_fd(), rep_w.as_raw_fd()],
+                [
+                    hs_child.as_raw_fd(),
+                    rep_w.as_raw_fd(),
+                    policy_fd.as_raw_fd(),
+                ],
                 err_w.as_raw_fd(),
                 ruleset,
                 opts.landlock == Landlock::Required,
@@ -674,7 +710,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
     CHILD.store(pid, Ordering::Relaxed);
-    drop((hs_child, rep_w, err_w));
+    drop((hs_child, rep_w, err_w, policy_fd));
 
     // What happened before exec.
     let mut pre = Vec::new();
@@ -866,7 +902,7 @@ unsafe fn child(
     path: &CString,
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
-    keep: [RawFd; 2],
+    keep: [RawFd; 3],
     err: RawFd,
     ruleset: Option<landlock::RulesetCreated>,
     required: bool,

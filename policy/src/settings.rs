@@ -222,6 +222,7 @@ pub const ENV_VARS: &[&str] = &[
     "FSGUARD_ERRNO",
     // Set by fsguard itself:
     "FSGUARD_POLICY",
+    "FSGUARD_POLICY_FD",
     "FSGUARD_LIB",
     "FSGUARD_HANDSHAKE_FD",
     "FSGUARD_REPORT_FD",

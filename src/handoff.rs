@@ -1,0 +1,168 @@
+//! How the frozen policy reaches a child: a sealed memfd, not the
+//! environment.
+//!
+//! A policy of a few thousand rules is larger than the kernel allows one
+//! environment string (128 KiB: every exec would fail with `E2BIG`), and it
+//! has no business in the program's own environment. So the policy is
+//! written once into a memfd sealed against any change; the library keeps it
+//! `CLOEXEC` at a high number, and each exec hands the child a non-`CLOEXEC`
+//! duplicate whose number travels in `FSGUARD_POLICY_FD`. The child's
+//! library reads it, checks that it is a sealed memfd (else it refuses to
+//! run: fail closed), closes it and drops the variable, so the program sees
+//! neither. A child never re-reads the policy's sources.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+use rustix::fs::{MemfdFlags, SealFlags};
+use rustix::io::FdFlags;
+
+/// The variable naming the inherited memfd.
+pub const VAR: &str = "FSGUARD_POLICY_FD";
+
+/// The seals a policy memfd must carry: no write, no resize, no unsealing.
+fn seals() -> SealFlags {
+    SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL
+}
+
+/// Kept fds start here, out of the way of numbers programs dup2 onto.
+const HIGH_FD: i32 = 200;
+
+/// A sealed memfd holding `frozen`, `CLOEXEC`, at a high number when one is
+/// free.
+pub fn create(frozen: &[u8]) -> rustix::io::Result<OwnedFd> {
+    let fd = rustix::fs::memfd_create(
+        c"fsguard-policy",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?;
+    let mut done = 0;
+    while done < frozen.len() {
+        match rustix::io::write(&fd, &frozen[done..]) {
+            Ok(0) => return Err(rustix::io::Errno::IO),
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    rustix::fs::fcntl_add_seals(&fd, seals())?;
+    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_FD).unwrap_or(fd))
+}
+
+/// Reads the policy from the inherited fd named by `value`, which must be a
+/// memfd carrying every seal. The fd is closed either way.
+pub fn read(value: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("{VAR}={value}: {why}; refusing to run unguarded");
+    let fd: i32 = value.parse().map_err(|_| bad("not an fd number"))?;
+    if fd < 0 {
+        return Err(bad("not an fd number"));
+    }
+    // SAFETY: only fcntl/fstat/pread on it until it is known to be a memfd.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    let sealed = rustix::fs::fcntl_get_seals(b)
+        .map_err(|_| bad("not a sealed policy memfd (closed, or another file)"))?;
+    if !sealed.contains(seals()) {
+        return Err(bad("the policy memfd is not sealed"));
+    }
+    let st = rustix::fs::fstat(b).map_err(|e| bad(&e.to_string()))?;
+    let mut buf = vec![0u8; st.st_size as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        match rustix::io::pread(b, &mut buf[done..], done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(bad(&e.to_string())),
+        }
+    }
+    buf.truncate(done);
+    // SAFETY: a sealed memfd handed to this process for the library alone.
+    drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    String::from_utf8(buf).map_err(|_| bad("not UTF-8"))
+}
+
+/// The library's own copy, and its identity: a program may close it (a
+/// child closing every fd before exec) or put something else at its number.
+static KEPT: AtomicI32 = AtomicI32::new(-1);
+static KEPT_DEV: AtomicU64 = AtomicU64::new(0);
+static KEPT_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Makes `fd` the library's copy.
+pub fn keep(fd: OwnedFd) {
+    if let Ok(st) = rustix::fs::fstat(&fd) {
+        KEPT_DEV.store(st.st_dev, Ordering::Relaxed);
+        KEPT_INO.store(st.st_ino, Ordering::Relaxed);
+        KEPT.store(fd.into_raw_fd(), Ordering::Release);
+    }
+}
+
+/// The library's copy if it is still the memfd it made.
+fn kept() -> Option<BorrowedFd<'static>> {
+    let fd = KEPT.load(Ordering::Acquire);
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: fstat only until its identity is confirmed.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    let st = rustix::fs::fstat(b).ok()?;
+    (st.st_dev == KEPT_DEV.load(Ordering::Relaxed) && st.st_ino == KEPT_INO.load(Ordering::Relaxed))
+        .then_some(b)
+}
+
+/// An inheritable duplicate for one exec (closed when dropped: after a
+/// failed exec, or in the parent after a spawn). Made from the kept copy,
+/// or, when the program closed that, from `frozen` again: system calls
+/// only, no allocation (this may run in a `vfork` child).
+pub struct ForChild(OwnedFd);
+
+impl ForChild {
+    /// A duplicate for the child, or `None` when no fd can be had (the
+    /// child then fails closed rather than run unguarded).
+    pub fn new(frozen: &[u8]) -> Option<ForChild> {
+        let dup = match kept() {
+            Some(b) => rustix::io::fcntl_dupfd_cloexec(b, HIGH_FD)
+                .or_else(|_| rustix::io::fcntl_dupfd_cloexec(b, 3))
+                .ok()?,
+            None => {
+                let fresh = create(frozen).ok()?;
+                let st = rustix::fs::fstat(&fresh).ok()?;
+                KEPT_DEV.store(st.st_dev, Ordering::Relaxed);
+                KEPT_INO.store(st.st_ino, Ordering::Relaxed);
+                KEPT.store(fresh.as_raw_fd(), Ordering::Release);
+                let d = rustix::io::fcntl_dupfd_cloexec(&fresh, HIGH_FD)
+                    .or_else(|_| rustix::io::fcntl_dupfd_cloexec(&fresh, 3))
+                    .ok()?;
+                let _ = fresh.into_raw_fd();
+                d
+            }
+        };
+        rustix::io::fcntl_setfd(&dup, FdFlags::empty()).ok()?;
+        Some(ForChild(dup))
+    }
+
+    /// `FSGUARD_POLICY_FD=N\0` into `buf`; the length used.
+    pub fn entry(&self, buf: &mut [u8; 40]) -> usize {
+        let mut n = 0;
+        for &b in VAR.as_bytes().iter().chain(b"=") {
+            buf[n] = b;
+            n += 1;
+        }
+        let mut digits = [0u8; 12];
+        let mut v = self.0.as_fd().as_raw_fd() as u32;
+        let mut d = 0;
+        loop {
+            digits[d] = b'0' + (v % 10) as u8;
+            d += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        while d > 0 {
+            d -= 1;
+            buf[n] = digits[d];
+            n += 1;
+        }
+        buf[n] = 0;
+        n + 1
+    }
+}
