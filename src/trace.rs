@@ -4,10 +4,18 @@
 //! concurrent processes sharing a log never interleave. The log file is the
 //! library's own fd; before each write it is checked to still be the file we
 //! opened (a program may close it and reuse the number), and reopened if not.
+//! "stderr" means the stderr the process started with: fd 2 is duplicated at
+//! load (`CLOEXEC`: each child makes its own copy) and the copy is checked
+//! the same way, so a program that closed fd 2 and opened a data file there
+//! never gets trace lines in its data.
+//!
+//! A line that cannot be written whole (a full disk, a log that refuses
+//! writes) is counted as lost: the process says so once on its stderr, and a
+//! supervising `fsguard run` is told (`lost N` on the report pipe).
 
 use std::fmt::Write as _;
 use std::os::fd::{BorrowedFd, IntoRawFd};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use fsguard_policy::{Access, LogFormat, LogTarget, Rule};
 use rustix::fs::{Mode, OFlags, CWD};
@@ -24,7 +32,80 @@ pub struct Sink {
     dev: AtomicU64,
     ino: AtomicU64,
     exe: String,
+    /// The library's copy of the starting stderr.
+    err: Kept,
 }
+
+/// A descriptor the library owns, with the identity it had when taken: a
+/// program may close the number or put another file there.
+struct Kept {
+    fd: AtomicI32,
+    dev: AtomicU64,
+    ino: AtomicU64,
+}
+
+/// Copies of fd 2 start here, out of the way of numbers programs dup2 onto.
+const HIGH_FD: i32 = 200;
+
+impl Kept {
+    /// A `CLOEXEC` copy of `fd` at a high number.
+    fn dup_of(fd: i32) -> Kept {
+        let k = Kept {
+            fd: AtomicI32::new(-1),
+            dev: AtomicU64::new(0),
+            ino: AtomicU64::new(0),
+        };
+        // SAFETY: fstat/fcntl only; a closed fd answers EBADF.
+        let b = unsafe { BorrowedFd::borrow_raw(fd) };
+        if let Ok(st) = rustix::fs::fstat(b) {
+            k.dev.store(st.st_dev, Ordering::Relaxed);
+            k.ino.store(st.st_ino, Ordering::Relaxed);
+            if let Ok(d) = rustix::io::fcntl_dupfd_cloexec(b, HIGH_FD)
+                .or_else(|_| rustix::io::fcntl_dupfd_cloexec(b, 3))
+            {
+                k.fd.store(d.into_raw_fd(), Ordering::Release);
+            }
+        }
+        k
+    }
+
+    fn same(&self, fd: i32) -> bool {
+        // SAFETY: fstat only.
+        let b = unsafe { BorrowedFd::borrow_raw(fd) };
+        matches!(rustix::fs::fstat(b), Ok(st)
+            if st.st_dev == self.dev.load(Ordering::Relaxed)
+                && st.st_ino == self.ino.load(Ordering::Relaxed))
+    }
+
+    /// The copy, if it is still the file it was. When the program closed
+    /// the copy but fd 2 is still that file, a new copy is made from it;
+    /// otherwise there is nowhere to write.
+    fn get(&self) -> Option<i32> {
+        let fd = self.fd.load(Ordering::Acquire);
+        if fd >= 0 && self.same(fd) {
+            return Some(fd);
+        }
+        if self.dev.load(Ordering::Relaxed) == 0 && self.ino.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        if !self.same(2) {
+            return None;
+        }
+        // SAFETY: fd 2, just checked to be the starting stderr.
+        let b = unsafe { BorrowedFd::borrow_raw(2) };
+        let d = rustix::io::fcntl_dupfd_cloexec(b, HIGH_FD)
+            .or_else(|_| rustix::io::fcntl_dupfd_cloexec(b, 3))
+            .ok()?
+            .into_raw_fd();
+        // The old number may be the program's by now: forget it, never close it.
+        self.fd.store(d, Ordering::Release);
+        Some(d)
+    }
+}
+
+/// Lines that could not be written, and whether that was said.
+static LOST: AtomicU64 = AtomicU64::new(0);
+static LOST_SAID: AtomicBool = AtomicBool::new(false);
 
 /// What one line reports.
 pub struct Event<'a> {
@@ -61,6 +142,7 @@ impl Sink {
             dev: AtomicU64::new(0),
             ino: AtomicU64::new(0),
             exe,
+            err: Kept::dup_of(2),
         };
         if sink.path.is_some() {
             sink.reopen().map_err(|e| {
@@ -113,43 +195,83 @@ impl Sink {
         self.reopen().ok()
     }
 
-    /// The fd lines go to; `None` when logging is off.
+    /// The fd lines go to (`None`: nowhere left to write); the log file,
+    /// or the starting stderr when it cannot be had.
     fn out_fd(&self) -> Option<i32> {
         match self.target {
             LogTarget::Off => None,
-            LogTarget::Stderr => Some(2),
-            LogTarget::File(_) => Some(self.file_fd().unwrap_or(2)),
+            LogTarget::Stderr => self.err.get(),
+            LogTarget::File(_) => self.file_fd().or_else(|| self.err.get()),
         }
     }
 
     /// Writes one line.
     pub fn emit(&self, ev: &Event<'_>) {
-        let Some(fd) = self.out_fd() else { return };
+        if self.target == LogTarget::Off {
+            return;
+        }
         let mut line = Line::new();
         match self.format {
             LogFormat::Text => text(&mut line, ev),
             LogFormat::Json => json(&mut line, ev, &self.exe),
         }
         line.finish();
-        self.write_line(fd, line.as_bytes());
+        self.write_line(line.as_bytes());
     }
 
-    /// Writes a finished line to `fd`. Under `fsguard run` with the log on
-    /// stderr, the line goes to the supervisor instead, which prints it on
-    /// its own stderr: the command cannot hide it by redirecting its stderr.
-    fn write_line(&self, fd: i32, bytes: &[u8]) {
+    /// Writes a finished line. Under `fsguard run` with the log on stderr,
+    /// the line goes to the supervisor instead, which prints it on its own
+    /// stderr: the command cannot hide it by redirecting its stderr. A line
+    /// not written whole is counted as lost ([`lost`]).
+    fn write_line(&self, bytes: &[u8]) {
         if self.target == LogTarget::Stderr && relay(bytes) {
             return;
         }
-        // SAFETY: fd 2 or our own log fd; write reports EBADF if closed.
-        let b = unsafe { BorrowedFd::borrow_raw(fd) };
-        let _ = rustix::io::write(b, bytes);
+        let r = match self.out_fd() {
+            Some(fd) => write_whole(fd, bytes),
+            None => Err(rustix::io::Errno::BADF),
+        };
+        if let Err(e) = r {
+            self.lost(e);
+        }
+    }
+
+    /// Counts a lost line; the first time, says so on the starting stderr
+    /// (or to the supervisor); tells the supervisor each time.
+    fn lost(&self, e: rustix::io::Errno) {
+        LOST.fetch_add(1, Ordering::Relaxed);
+        if !report_lost(1) {
+            REPORT_DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+        if LOST_SAID.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let mut line = Line::new();
+        let _ = write!(line, "[fsguard] warning: trace lines cannot be written to ");
+        match &self.path {
+            Some(p) if self.target != LogTarget::Stderr => value(&mut line, p.as_bytes()),
+            _ => line.push(b"stderr"),
+        }
+        let _ = write!(
+            line,
+            " ({}); they are lost",
+            std::io::Error::from_raw_os_error(e.raw_os_error())
+        );
+        line.finish();
+        if relay(line.as_bytes()) || self.target == LogTarget::Stderr {
+            return;
+        }
+        if let Some(fd) = self.err.get() {
+            let _ = write_whole(fd, line.as_bytes());
+        }
     }
 
     /// Reports an exec the library cannot follow (`kind`: `static` or
     /// `setid`) that goes ahead: `[fsguard] unguarded exec static path=…`.
     pub fn unguarded(&self, call: &str, kind: &str, path: &[u8]) {
-        let Some(fd) = self.out_fd() else { return };
+        if self.target == LogTarget::Off {
+            return;
+        }
         let mut line = Line::new();
         match self.format {
             LogFormat::Text => {
@@ -171,16 +293,61 @@ impl Sink {
             }
         }
         line.finish();
-        self.write_line(fd, line.as_bytes());
+        self.write_line(line.as_bytes());
     }
 
     /// Writes a free-form notice (`[fsguard] …`) to the log.
     pub fn notice(&self, msg: &str) {
-        let Some(fd) = self.out_fd() else { return };
+        if self.target == LogTarget::Off {
+            return;
+        }
         let mut line = Line::new();
         let _ = write!(line, "[fsguard] {msg}");
         line.finish();
-        self.write_line(fd, line.as_bytes());
+        self.write_line(line.as_bytes());
+    }
+}
+
+/// Writes all of `bytes`: a short write is finished (a signal, a nearly
+/// full disk); an error or no progress is an error.
+fn write_whole(fd: i32, bytes: &[u8]) -> Result<(), rustix::io::Errno> {
+    // SAFETY: the library's own checked fd; write reports EBADF if closed.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::write(b, &bytes[done..]) {
+            Ok(0) => return Err(rustix::io::Errno::NOSPC),
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Report lines the full pipe refused, to be told once there is room.
+static REPORT_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Tells the supervisor `n` lines were lost (`lost N`); false when it
+/// could not be told.
+fn report_lost(n: u64) -> bool {
+    let Some(b) = report_pipe() else { return false };
+    let mut buf = [0u8; 32];
+    let mut l = Cursor(&mut buf, 0);
+    let _ = write!(l, "lost {n}\n");
+    let len = l.1;
+    rustix::io::write(b, &buf[..len]).ok() == Some(len)
+}
+
+/// A `fmt::Write` into a byte slice; what does not fit is cut.
+struct Cursor<'a>(&'a mut [u8], usize);
+
+impl std::fmt::Write for Cursor<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let n = s.len().min(self.0.len() - self.1);
+        self.0[self.1..self.1 + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.1 += n;
+        Ok(())
     }
 }
 
@@ -270,8 +437,15 @@ pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
     }
     buf[n] = b'\n';
     // The supervisor made the pipe non-blocking: a full pipe drops the line
-    // rather than stall the program.
-    let _ = rustix::io::write(b, &buf[..=n]);
+    // rather than stall the program; the count of dropped lines follows as
+    // soon as there is room.
+    let pending = REPORT_DROPPED.swap(0, Ordering::Relaxed);
+    if pending > 0 && !report_lost(pending) {
+        REPORT_DROPPED.fetch_add(pending, Ordering::Relaxed);
+    }
+    if rustix::io::write(b, &buf[..=n]).ok() != Some(n + 1) {
+        REPORT_DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A line being built in a fixed buffer; what does not fit is cut with `…`.

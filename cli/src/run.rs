@@ -1185,6 +1185,8 @@ struct Report {
     audited: u64,
     first_blocked: Option<String>,
     first_audited: Option<String>,
+    /// Trace or report lines the library could not deliver.
+    lost: u64,
     /// Distinct events, in order of first occurrence, with their counts.
     events: Vec<(String, u64)>,
     /// Trace lines to print (tests read them here; `drain` prints them).
@@ -1211,6 +1213,11 @@ impl Report {
                 self.blocked += 1;
                 self.first_blocked.get_or_insert_with(|| rest.to_string());
                 self.note(rest.to_string());
+            } else if let Some(n) = line
+                .strip_prefix("lost ")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                self.lost += n;
             } else if let Some(rest) = line.strip_prefix("audit ") {
                 self.audited += 1;
                 self.first_audited.get_or_insert_with(|| rest.to_string());
@@ -1251,6 +1258,20 @@ impl Report {
                 "fsguard: {} {} would have been blocked (audit); first: {first}",
                 self.audited,
                 s(self.audited)
+            );
+        }
+        // Lost lines: a count of none must not read as "nothing blocked".
+        if self.lost > 0 {
+            eprintln!(
+                "fsguard: {} trace {} could not be written (lost); the log is \
+                 incomplete{}",
+                self.lost,
+                if self.lost == 1 { "line" } else { "lines" },
+                if self.blocked + self.audited == 0 {
+                    ": do not read its silence as nothing blocked"
+                } else {
+                    ""
+                }
             );
         }
         // Every distinct event, so none is hidden behind the first.
