@@ -495,44 +495,97 @@ pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
     hooks!(@real "shm_unlink", unsafe extern "C" fn(*const c_char) -> c_int, -1, (name))
 }
 
-/// fts walks each path of `argv`; each start path is a read.
-unsafe fn fts_check(argv: *const *mut c_char, options: c_int) -> Result<(), c_int> {
-    if argv.is_null() {
-        return Ok(());
-    }
-    let mut p = argv;
-    // SAFETY: fts_open's argv is a NULL-terminated array of C strings.
-    unsafe {
-        while !(*p).is_null() {
-            check1("fts_open", READ, fts_follow(options), AT_FDCWD, *p)?;
-            p = p.add(1);
-        }
-    }
-    Ok(())
+/// The head of glibc's `FTS` (and `FTS64`, the same on LP64): only the
+/// current node is read.
+#[repr(C)]
+struct Fts {
+    cur: *mut FtsEnt,
 }
+
+/// The head of glibc's `FTSENT` (and `FTSENT64`, the same on LP64), up to
+/// the fields a refused start path changes.
+#[repr(C)]
+struct FtsEnt {
+    cycle: *mut FtsEnt,
+    parent: *mut FtsEnt,
+    link: *mut FtsEnt,
+    number: libc::c_long,
+    pointer: *mut c_void,
+    accpath: *mut c_char,
+    path: *mut c_char,
+    errno: c_int,
+    symfd: c_int,
+    pathlen: u16,
+    namelen: u16,
+    ino: libc::ino_t,
+    dev: libc::dev_t,
+    nlink: libc::nlink_t,
+    level: i16,
+    info: u16,
+    flags: u16,
+    instr: u16,
+    statp: *mut libc::stat64,
+}
+
+const FTS_D: u16 = 1;
+const FTS_DNR: u16 = 4;
+const FTS_ERR: u16 = 7;
+const FTS_NS: u16 = 10;
 
 type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) -> *mut c_void;
 
-/// fts_open after checking each start path.
+/// fts_open, with each start path checked as a read. glibc's fts reads
+/// directories through internal calls no hook sees, so a refused start
+/// path is never walked: like an unreadable one, its entry comes back from
+/// `fts_read` as `FTS_DNR` (a directory) or `FTS_ERR` (anything else), with
+/// `fts_errno` set; a hidden one (`hide_outside`) as `FTS_NS`/`ENOENT`,
+/// like a missing one. The stream itself is returned, as glibc does: a
+/// caller that does not check for NULL must not crash.
 unsafe fn fts_open_checked(
     real: Option<FtsOpenFn>,
     argv: *const *mut c_char,
     options: c_int,
     compar: *mut c_void,
 ) -> *mut c_void {
-    // SAFETY: the caller's argv.
-    if let Err(e) = unsafe { fts_check(argv, options) } {
-        set_errno(e);
+    let Some(f) = real else {
+        set_errno(libc::ENOSYS);
         return std::ptr::null_mut();
+    };
+    // SAFETY: the real function with the caller's arguments; it only stats
+    // the start paths (metadata).
+    let fts = unsafe { f(argv, options, compar) };
+    if fts.is_null() {
+        return fts;
     }
-    match real {
-        // SAFETY: the real function with the caller's arguments.
-        Some(f) => unsafe { f(argv, options, compar) },
-        None => {
-            set_errno(libc::ENOSYS);
-            std::ptr::null_mut()
+    let saved = guard::errno();
+    // SAFETY: a stream fts_open just made: its current node is a dummy whose
+    // `link` chains the start entries, each with its C string `accpath`.
+    unsafe {
+        let cur = (*fts.cast::<Fts>()).cur;
+        let mut p = if cur.is_null() { cur } else { (*cur).link };
+        while !p.is_null() {
+            let e = &mut *p;
+            if e.info != FTS_NS {
+                if let Err(err) = check1("fts_open", READ, fts_follow(options), AT_FDCWD, e.accpath)
+                {
+                    if err == libc::ENOENT {
+                        e.info = FTS_NS;
+                        if !e.statp.is_null() {
+                            *e.statp = std::mem::zeroed();
+                        }
+                    } else if e.info == FTS_D {
+                        e.info = FTS_DNR;
+                    } else {
+                        e.info = FTS_ERR;
+                    }
+                    e.errno = err;
+                }
+            }
+            p = e.link;
         }
     }
+    set_errno(saved);
+    fts
 }
 
 #[no_mangle]

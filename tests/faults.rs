@@ -344,3 +344,98 @@ fn lost_trace_lines_are_said_once_and_summarised() {
         "{err}"
     );
 }
+
+/// fts_open on each argument, not checking for NULL (as callers that trust
+/// glibc do), then prints what fts_read reports; and the error shape of
+/// opendir, fopen and glob on the same path.
+const WALK: &str = r#"
+#include <errno.h>
+#include <dirent.h>
+#include <fts.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    char *paths[] = {argv[1], argv[2], NULL};
+    FTS *fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+    FTSENT *e;
+    while ((e = fts_read(fts)) != NULL)
+        printf("fts %s info=%d errno=%d\n", e->fts_path, e->fts_info, e->fts_errno);
+    fts_close(fts);
+    errno = 0;
+    DIR *d = opendir(argv[1]);
+    printf("opendir %s errno=%d\n", d ? "stream" : "NULL", errno);
+    char f[4096];
+    snprintf(f, sizeof f, "%s/file", argv[1]);
+    errno = 0;
+    FILE *s = fopen(f, "r");
+    printf("fopen %s errno=%d\n", s ? "stream" : "NULL", errno);
+    char pat[4096];
+    snprintf(pat, sizeof pat, "%s/*", argv[1]);
+    glob_t g;
+    int r = glob(pat, GLOB_ERR, NULL, &g);
+    printf("glob %d\n", r);
+    return 0;
+}
+"#;
+
+#[test]
+fn fts_on_a_refused_directory_reports_it_unreadable_like_glibc() {
+    let s = Scratch::new("fts");
+    let ws = s.ws();
+    let out = s.path("outside");
+    std::fs::create_dir_all(out.join("sub")).unwrap();
+    std::fs::write(out.join("file"), "x").unwrap();
+    std::fs::create_dir_all(ws.join("in")).unwrap();
+    std::fs::write(ws.join("in/a"), "a").unwrap();
+    let prog = compile(&s.0, "walk", WALK, &[]);
+    let o = preloaded(
+        prog.to_str().unwrap(),
+        &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+    )
+    .args([out.to_str().unwrap(), "in"])
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    let (so, err) = (stdout(&o), stderr(&o));
+    assert_eq!(code(&o), 0, "{so}{err}");
+    let want = format!(
+        "fts {o} info=4 errno=13\n\
+         fts in info=1 errno=0\n\
+         fts in/a info=8 errno=0\n\
+         fts in info=6 errno=0\n\
+         opendir NULL errno=13\n\
+         fopen NULL errno=13\n\
+         glob 2\n",
+        o = out.display()
+    );
+    assert_eq!(so, want, "{err}");
+    assert!(
+        err.contains(&format!(
+            "[fsguard] blocked fts_open read path={} rule=root",
+            out.display()
+        )),
+        "{err}"
+    );
+    // With hide_outside the start path looks missing, as glibc reports one.
+    let cfg = s.path("hide.toml");
+    std::fs::write(
+        &cfg,
+        format!("root = \"{}\"\nhide_outside = true\n", ws.display()),
+    )
+    .unwrap();
+    let o = preloaded(
+        prog.to_str().unwrap(),
+        &[("FSGUARD_CONFIG", cfg.to_str().unwrap())],
+    )
+    .args([out.to_str().unwrap(), "in"])
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    let so = stdout(&o);
+    assert!(
+        so.starts_with(&format!("fts {} info=10 errno=2\n", out.display())),
+        "{so}{}",
+        stderr(&o)
+    );
+}

@@ -139,12 +139,26 @@ int main(int argc, char **argv) {
         char *av[] = {(char *)p, NULL};
         if (!strcmp(c, "fts_open")) {
             FTS *f;
+            FTSENT *e;
             SETP(f = fts_open(av, FTS_PHYSICAL, NULL));
-            if (f) { while (fts_read(f)) entries++; fts_close(f); }
+            /* glibc reports an unreadable start path through the stream:
+               its entry is FTS_DNR, FTS_ERR or FTS_NS with fts_errno. */
+            if (f) {
+                while ((e = fts_read(f))) {
+                    if (!entries++ && (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR || e->fts_info == FTS_NS)) { ret = -1; err = e->fts_errno; }
+                }
+                fts_close(f);
+            }
         } else {
             FTS64 *f;
+            FTSENT64 *e;
             SETP(f = fts64_open(av, FTS_PHYSICAL, NULL));
-            if (f) { while (fts64_read(f)) entries++; fts64_close(f); }
+            if (f) {
+                while ((e = fts64_read(f))) {
+                    if (!entries++ && (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR || e->fts_info == FTS_NS)) { ret = -1; err = e->fts_errno; }
+                }
+                fts64_close(f);
+            }
         }
         snprintf(detail, sizeof detail, "entries=%d", entries);
     }
