@@ -439,3 +439,39 @@ fn fts_on_a_refused_directory_reports_it_unreadable_like_glibc() {
         stderr(&o)
     );
 }
+
+#[test]
+fn fsguard_run_leaves_the_root_directory_mtime_alone() {
+    let s = Scratch::new("mtime");
+    let ws = s.ws();
+    // $TMPDIR inside the root (an agent harness that points it at the
+    // workspace): the private TMPDIR must still be made elsewhere.
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_500_000_000);
+    let f = std::fs::File::open(&ws).unwrap();
+    f.set_modified(old).unwrap();
+    let o = fsguard(
+        &ws,
+        "run",
+        &[
+            "--root",
+            ".",
+            "--",
+            "sh",
+            "-c",
+            "test -d \"$TMPDIR\" && echo \"$TMPDIR\"",
+        ],
+        &[("TMPDIR", ws.to_str().unwrap())],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let tmp = stdout(&o);
+    assert!(
+        tmp.contains("/fsguard-") && !tmp.starts_with(ws.to_str().unwrap()),
+        "{tmp}"
+    );
+    assert_eq!(
+        std::fs::metadata(&ws).unwrap().modified().unwrap(),
+        old,
+        "TMPDIR {tmp}"
+    );
+    assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
+}

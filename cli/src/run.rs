@@ -285,7 +285,9 @@ struct TmpDir {
 
 impl TmpDir {
     /// A fresh private directory under the system temporary directory,
-    /// never inside the workspace (it would show up in `git status`). The
+    /// never inside the root (it would show up in `git status`, and making
+    /// it would change the root's mtime): when `$TMPDIR` lies inside the
+    /// root, the next of `/tmp`, `/var/tmp`, `/dev/shm` that does not. The
     /// policy gets it as its `tmpdir`: readable and writable.
     fn create(s: &Settings, keep: bool) -> Result<TmpDir, String> {
         let stamp = || {
@@ -295,8 +297,32 @@ impl TmpDir {
                 .unwrap_or(0);
             format!("{}-{t:08x}", std::process::id())
         };
-        let _ = s;
-        let bases = [std::env::temp_dir().join(format!("fsguard-{}", stamp()))];
+        let root = s
+            .root
+            .as_deref()
+            .and_then(|r| std::fs::canonicalize(r).ok());
+        let inside = |b: &Path| {
+            let b = std::fs::canonicalize(b).unwrap_or_else(|_| b.to_path_buf());
+            root.as_deref().is_some_and(|r| b.starts_with(r))
+        };
+        let candidates = [
+            std::env::temp_dir(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+            PathBuf::from("/dev/shm"),
+        ];
+        // Outside the root if any base is; else (root `/`) at least not the
+        // root directory itself.
+        let base = candidates
+            .iter()
+            .find(|b| b.is_dir() && !inside(b))
+            .or_else(|| {
+                candidates.iter().find(|b| {
+                    b.is_dir() && std::fs::canonicalize(b).ok().as_deref() != root.as_deref()
+                })
+            })
+            .unwrap_or(&candidates[0]);
+        let bases = [base.join(format!("fsguard-{}", stamp()))];
         let mut last = String::new();
         for b in bases {
             use std::os::unix::fs::DirBuilderExt;
