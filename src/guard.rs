@@ -12,6 +12,7 @@ use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
 use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved, Via};
 use crate::trace::{Event, Sink};
+use rustix::io::Errno;
 
 /// The loaded policy and where its trace lines go.
 pub struct Guard {
@@ -115,6 +116,7 @@ pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> 
     if !targets.iter().any(|t| g.confines(t.access)) {
         return Ok(vias);
     }
+    crate::reserve::take();
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
         .unwrap_or(Err(libc::EACCES));
@@ -178,8 +180,41 @@ impl Guard {
         out: &mut PathBuf,
         via: &mut Via,
     ) -> Result<(), c_int> {
-        // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
-        match unsafe { resolve::locate(t.dirfd, t.path, t.follow, out, via) } {
+        // Out of fds: room is made for the guard's own O_PATH fd (the call
+        // itself may need none), by the spares, else by the soft limit
+        // raised for the resolution alone. Without room the call fails as
+        // one that needs an fd would: refused, but not a policy decision.
+        let mut tries = 0;
+        let mut _raised = None;
+        loop {
+            // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
+            let r = unsafe { resolve::locate(t.dirfd, t.path, t.follow, out, via) };
+            if let Err(Unresolved::Failed(e @ (Errno::MFILE | Errno::NFILE))) = r {
+                via.reset();
+                tries += 1;
+                if tries == 1 && crate::reserve::release() {
+                    continue;
+                }
+                if tries <= 2 && _raised.is_none() {
+                    _raised = crate::reserve::Raised::new();
+                    if _raised.is_some() {
+                        continue;
+                    }
+                }
+                return Err(e.raw_os_error());
+            }
+            return self.resolved(call, t, r, via);
+        }
+    }
+
+    fn resolved(
+        &self,
+        call: &'static str,
+        t: &Target,
+        r: Result<(), Unresolved>,
+        via: &mut Via,
+    ) -> Result<(), c_int> {
+        match r {
             Ok(()) => Ok(()),
             Err(Unresolved::Kernel(e)) => Err(e.raw_os_error()),
             Err(Unresolved::Failed(_)) => {
@@ -451,6 +486,7 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     // (crate::handoff), never through this process's own environment.
     let implicit = settings.implicit && frozen.is_none();
     let policy = Policy::new(settings).map_err(|e| e.to_string())?;
+    crate::reserve::take();
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
     }

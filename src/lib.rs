@@ -11,6 +11,7 @@
 
 mod pathcache;
 mod real;
+mod reserve;
 
 pub mod guard;
 #[macro_use]

@@ -586,3 +586,85 @@ fn landlock_keeps_nss_user_lookups_working() {
     assert_eq!(stdout(&o), stdout(&want), "{}", stderr(&o));
     assert!(!stderr(&o).contains("blocked"), "{}", stderr(&o));
 }
+
+/// Fills the fd table, then makes calls that need no new fd (and one that
+/// does): `NAME ret errno` per call.
+const FULL_TABLE: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define P(name, expr) do { errno = 0; int r_ = (expr); printf("%s %d %d\n", name, r_ < 0 ? -1 : 0, r_ < 0 ? errno : 0); } while (0)
+int main(int argc, char **argv) {
+    struct rlimit r;
+    getrlimit(RLIMIT_NOFILE, &r);
+    r.rlim_cur = atoi(argv[2]);
+    if (r.rlim_cur && setrlimit(RLIMIT_NOFILE, &r)) return 3;
+    char a[4096], b[4096], l[4096], f[4096];
+    snprintf(a, sizeof a, "%s/a", argv[1]);
+    snprintf(b, sizeof b, "%s/b", argv[1]);
+    snprintf(l, sizeof l, "%s/l", argv[1]);
+    snprintf(f, sizeof f, "%s/f", argv[1]);
+    int n = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) n++;
+    printf("fill %d\n", errno);
+    P("mkdir", mkdir(a, 0755));
+    P("rename", rename(a, b));
+    P("symlink", symlink("b", l));
+    P("unlink", unlink(l));
+    P("creat", creat(f, 0644));
+    P("rmdir", rmdir(b));
+    P("mkdir2", mkdir(a, 0755));
+    return 0;
+}
+"#;
+
+/// `prog DIR SOFT` with `RLIMIT_NOFILE` 256 from the start.
+fn limited(mut c: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let r = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    c
+}
+
+#[test]
+fn a_full_fd_table_gets_what_the_kernel_gives() {
+    let s = Scratch::new("emfile");
+    let ws = s.ws();
+    let prog = compile(&s.0, "full", FULL_TABLE, &[]);
+    let want = "fill 24\nmkdir 0 0\nrename 0 0\nsymlink 0 0\nunlink 0 0\ncreat -1 24\nrmdir 0 0\nmkdir2 0 0\n";
+    // The table filled at the limit the program started with (the guard's
+    // spares), and at a soft limit the program lowered itself.
+    for soft in ["0", "64"] {
+        let mut bare = Command::new(&prog);
+        bare.args([ws.to_str().unwrap(), soft])
+            .env_remove("LD_PRELOAD");
+        let bare = limited(bare).output().unwrap();
+        assert_eq!(stdout(&bare), want, "soft {soft}");
+        std::fs::remove_dir(ws.join("a")).unwrap();
+        let mut c = preloaded(
+            prog.to_str().unwrap(),
+            &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+        );
+        c.args([ws.to_str().unwrap(), soft]).current_dir(&s.0);
+        let o = limited(c).output().unwrap();
+        assert_eq!(stdout(&o), want, "soft {soft}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("unresolved"), "{}", stderr(&o));
+        assert!(ws.join("a").is_dir() && !ws.join("b").exists() && !ws.join("f").exists());
+        std::fs::remove_dir(ws.join("a")).unwrap();
+    }
+}
