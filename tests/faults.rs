@@ -294,6 +294,25 @@ fn lost_trace_lines_are_said_once_and_summarised() {
         "{err}"
     );
     assert!(!a.exists() && !b.exists());
+    // A /proc file that opens for writing but refuses what is written.
+    let o = preloaded(
+        "sh",
+        &[
+            ("FSGUARD_ROOT", ws.to_str().unwrap()),
+            ("FSGUARD_LOG", "/proc/self/clear_refs"),
+        ],
+    )
+    .args(["-c", &script])
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("[fsguard] warning: trace lines cannot be written to /proc/self/clear_refs")
+            .count(),
+        1,
+        "{err}"
+    );
     // fsguard run says so in its summary.
     let o = run(
         &ws,

@@ -238,3 +238,21 @@ def test_environ_with_subprocess(tmp_path: Path, ws: Path, outside: Path) -> Non
     assert (e.event, e.access, e.path, e.rule) == ("blocked", "write", real(ws / "notes.txt"),
                                                    "readonly")
     assert e.call in ("unlink", "unlinkat")
+
+
+def test_lost_trace_lines_are_never_read_as_nothing_blocked(ws: Path, outside: Path) -> None:
+    # The trace log cannot be written (a full disk): an audit run reports
+    # no events, and must not read as "nothing would have been blocked".
+    target = outside / "audited.txt"
+    r = fsguard.run(
+        ["sh", "-c", f"echo x > {target}"],
+        root=ws,
+        cwd=ws,
+        audit=True,
+        landlock=False,
+        extra_args=["--log", "/dev/full"],
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.events == []
+    assert r.lost == 1, r.stderr
+    assert not r.ok

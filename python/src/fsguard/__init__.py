@@ -163,7 +163,9 @@ class Result:
     126 not executable, 127 not found, 128+N killed by signal N).
     ``stdout`` and ``stderr`` are the command's output, decoded as UTF-8
     (invalid bytes replaced). ``events`` holds every trace line the run
-    produced; ``blocked`` only the refused accesses.
+    produced; ``blocked`` only the refused accesses. ``lost`` counts trace
+    lines the library could not write (a full disk): then ``events`` is
+    incomplete, and ``ok`` is false.
     """
 
     argv: List[str]
@@ -173,6 +175,7 @@ class Result:
     timed_out: bool = False
     events: List[Event] = field(default_factory=list)
     duration: float = 0.0
+    lost: int = 0
 
     @property
     def blocked(self) -> List[Event]:
@@ -186,8 +189,9 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        """True if the command exited 0 and nothing was blocked."""
-        return self.returncode == 0 and not self.blocked
+        """True if the command exited 0 and nothing was blocked (and no
+        trace line was lost, which would leave that unknown)."""
+        return self.returncode == 0 and not self.blocked and not self.lost
 
 
 # ---------------------------------------------------------------------------
@@ -230,6 +234,7 @@ class PolicyError(FsguardError, ValueError):
 
 
 _ERR = re.compile(r"^fsguard: error: (.*)$", re.M)
+_LOST = re.compile(r"^fsguard: (\d+) trace lines? could not be written \(lost\)", re.M)
 # FILE:LINE[:COL]: [KEY: ]message  (config files)
 _AT = re.compile(r"^(?P<file>/.*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<rest>.*)$", re.S)
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_.-]*): (?P<msg>.*)$", re.S)
@@ -490,6 +495,7 @@ def run(
             timed_out=timed_out,
             events=events,
             duration=elapsed,
+            lost=sum(int(m.group(1)) for m in _LOST.finditer(stderr)),
         )
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
