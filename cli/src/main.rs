@@ -1,5 +1,6 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
+mod outcome;
 mod run;
 mod wrap;
 
@@ -48,6 +49,8 @@ run options:
                            after a grace period; exit 124
   --keep-tmp               keep the command's private TMPDIR
   --quiet                  no summary of blocked accesses at exit
+  --fail-on-block[=N]      exit N (default 3) when anything was blocked
+                           (with --audit: would have been)
 ";
 
 fn main() -> ExitCode {

@@ -53,7 +53,12 @@ pub struct RunOptions {
     pub timeout: Option<f64>,
     pub keep_tmp: bool,
     pub quiet: bool,
+    /// `--fail-on-block[=N]`: exit N when anything was blocked.
+    pub fail_on_block: Option<u8>,
 }
+
+/// `--fail-on-block`'s status when no N is given.
+pub const EXIT_BLOCKED: u8 = 3;
 
 /// Parses one `run` option; `Ok(false)` if `name` is not one.
 pub fn parse_option(
@@ -83,6 +88,14 @@ pub fn parse_option(
             })?);
         }
         "--no-landlock" => o.landlock = Landlock::Off,
+        "--fail-on-block" => {
+            o.fail_on_block = Some(match inline {
+                None => EXIT_BLOCKED,
+                Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("--fail-on-block: bad value {v:?} (a status from 1 to 255)")
+                })?,
+            })
+        }
         "--keep-tmp" => o.keep_tmp = true,
         "--quiet" | "-q" => o.quiet = true,
         _ => return Ok(false),
@@ -797,6 +810,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
+    let code = crate::outcome::fail_on_block(
+        opts.fail_on_block,
+        code,
+        timed_out,
+        report.blocked + report.audited,
+        opts.quiet,
+    );
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.

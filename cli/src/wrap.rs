@@ -421,6 +421,9 @@ fn absolute_options(cli: &Cli, cwd: &Path) -> Result<Vec<OsString>, String> {
     if r.quiet {
         push("--quiet".into());
     }
+    if let Some(n) = r.fail_on_block {
+        push(format!("--fail-on-block={n}"));
+    }
     Ok(o)
 }
 
