@@ -536,6 +536,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let exe = locate(program);
     let mut settings = settings(cli, exe.as_ref().ok().map(PathBuf::as_path))?;
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
+    let found = crate::discover::discovered(cli)?;
+    if let (Some(f), false) = (&found, opts.quiet) {
+        eprintln!(
+            "fsguard: policy: {} (discovered; --no-config skips it)",
+            f.display()
+        );
+    }
     let lib = find_library()?;
     let exe = match exe {
         Ok(p) => p,
@@ -822,6 +829,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // also when the trace lines go to a file or nowhere.
     if !opts.quiet {
         report.summary();
+        if let (Some(f), true) = (&found, report.blocked + report.audited > 0) {
+            eprintln!("fsguard: policy was {}", f.display());
+        }
     }
     if !opts.quiet && opts.keep_tmp {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");
