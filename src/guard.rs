@@ -290,7 +290,9 @@ impl Guard {
         dest: Option<&[u8]>,
         rule: Rule<'_>,
     ) -> Result<(), c_int> {
-        let audit = self.policy.audit();
+        // The trace log stays protected in audit mode: the record of what
+        // would have been blocked is the point of an audit.
+        let audit = self.policy.audit() && rule != Rule::Log;
         let hidden = self.policy.settings().hide_outside
             && access != Access::Write
             && matches!(rule, Rule::Root | Rule::NotAllowed);

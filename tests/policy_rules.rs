@@ -231,7 +231,7 @@ fn protected_files_cannot_be_renamed_or_linked() {
     assert_eq!(b.len(), 4, "{}", o.show());
     assert_eq!(
         b[0],
-        format!("[fsguard] blocked rename write path={dd}/ws/k.pem dest={dd}/ws/k.txt rule=read.deny_always:\"{dd}/ws/**/*.pem\"")
+        format!("[fsguard] blocked rename write path={dd}/ws/k.pem dest={dd}/ws/k.txt rule=read.deny_always(move):\"{dd}/ws/**/*.pem\"")
     );
     assert!(
         b[1].starts_with("[fsguard] blocked link write "),
@@ -239,7 +239,7 @@ fn protected_files_cannot_be_renamed_or_linked() {
         b[1]
     );
     assert!(
-        b[3].ends_with(&format!("rule=secrets:\"{dd}/home/.ssh\"")),
+        b[3].ends_with(&format!("rule=secrets(move):\"{dd}/home/.ssh\"")),
         "{}",
         b[3]
     );
@@ -257,7 +257,7 @@ fn protected_files_cannot_be_renamed_or_linked() {
         let o = run(c.args(args).current_dir(d.path()));
         assert_ne!(o.code, Some(0), "{prog}: {}", o.show());
         assert!(
-            o.stderr.contains("rule=read.deny_always:"),
+            o.stderr.contains("rule=read.deny_always(move):"),
             "{prog}: {}",
             o.show()
         );

@@ -1,5 +1,7 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
+mod discover;
+mod outcome;
 mod run;
 mod wrap;
 
@@ -31,6 +33,9 @@ options:
   --readonly[=ROOT]        deny every write (and confine to ROOT if given)
   --root DIR               confine reads and writes to DIR
   --config F               TOML policy file
+  --no-config              do not look for .fsguard.toml (by default, with no
+                           policy option, run/check/explain use the nearest one
+                           from the working directory up to the repository top)
   --allow-read P   --deny-read P   --deny-read-always P
   --allow-write P  --deny-write P  --deny-write-always P
   --audit                  log what would be blocked instead of blocking it;
@@ -48,6 +53,8 @@ run options:
                            after a grace period; exit 124
   --keep-tmp               keep the command's private TMPDIR
   --quiet                  no summary of blocked accesses at exit
+  --fail-on-block[=N]      exit N (default 3) when anything was blocked
+                           (with --audit: would have been)
 ";
 
 fn main() -> ExitCode {
@@ -65,6 +72,8 @@ fn main() -> ExitCode {
 struct Cli {
     command: String,
     config: Option<PathBuf>,
+    /// `--no-config`: no `.fsguard.toml` discovery.
+    no_config: bool,
     flags: Vec<Flag>,
     rest: Vec<OsString>,
     run: run::RunOptions,
@@ -100,6 +109,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
     let mut cli = Cli {
         command,
         config: None,
+        no_config: false,
         flags: Vec::new(),
         rest: Vec::new(),
         run: run::RunOptions::default(),
@@ -151,6 +161,7 @@ fn parse(args: Vec<OsString>) -> Result<Cli, String> {
             "--readonly" => cli.flags.push(Flag::Readonly(inline.clone())),
             "--root" => cli.flags.push(Flag::Root(value(&mut args)?)),
             "--config" => cli.config = Some(PathBuf::from(value(&mut args)?)),
+            "--no-config" => cli.no_config = true,
             "--audit" => cli.flags.push(Flag::Audit),
             "--no-secrets" => cli.flags.push(Flag::NoSecrets),
             "--json" if cli.command == "explain" => cli.json = true,
@@ -202,9 +213,10 @@ fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
                 && !["FSGUARD_LIB", "FSGUARD_POLICY", "FSGUARD_POLICY_FD"].contains(&k.as_str())
         })
         .collect();
+    let found = discover::discovered(cli)?;
     b.env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        cli.config.as_deref(),
+        cli.config.as_deref().or(found.as_deref()),
     )
     .map_err(|e| e.to_string())?;
     for f in &cli.flags {
@@ -302,6 +314,12 @@ fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
     }
     let s = settings(cli, None)?;
     Policy::new(s.clone()).map_err(|e| e.to_string())?;
+    if let Some(f) = discover::discovered(cli)? {
+        say(&format!(
+            "# config: {} (discovered; --no-config skips it)\n",
+            f.display()
+        ));
+    }
     say(&describe(&s));
     say(&run::tmpdir_note(&s));
     Ok(ExitCode::SUCCESS)

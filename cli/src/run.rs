@@ -53,7 +53,12 @@ pub struct RunOptions {
     pub timeout: Option<f64>,
     pub keep_tmp: bool,
     pub quiet: bool,
+    /// `--fail-on-block[=N]`: exit N when anything was blocked.
+    pub fail_on_block: Option<u8>,
 }
+
+/// `--fail-on-block`'s status when no N is given.
+pub const EXIT_BLOCKED: u8 = 3;
 
 /// Parses one `run` option; `Ok(false)` if `name` is not one.
 pub fn parse_option(
@@ -83,6 +88,14 @@ pub fn parse_option(
             })?);
         }
         "--no-landlock" => o.landlock = Landlock::Off,
+        "--fail-on-block" => {
+            o.fail_on_block = Some(match inline {
+                None => EXIT_BLOCKED,
+                Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("--fail-on-block: bad value {v:?} (a status from 1 to 255)")
+                })?,
+            })
+        }
         "--keep-tmp" => o.keep_tmp = true,
         "--quiet" | "-q" => o.quiet = true,
         _ => return Ok(false),
@@ -575,6 +588,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let exe = locate(program);
     let mut settings = settings(cli, exe.as_ref().ok().map(PathBuf::as_path))?;
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
+    let found = crate::discover::discovered(cli)?;
+    if let (Some(f), false) = (&found, opts.quiet) {
+        eprintln!(
+            "fsguard: policy: {} (discovered; --no-config skips it)",
+            f.display()
+        );
+    }
     let lib = find_library()?;
     let exe = match exe {
         Ok(p) => p,
@@ -859,11 +879,21 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
+    let code = crate::outcome::fail_on_block(
+        opts.fail_on_block,
+        code,
+        timed_out,
+        report.blocked + report.audited,
+        opts.quiet,
+    );
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
     if !opts.quiet {
         report.summary();
+        if let (Some(f), true) = (&found, report.blocked + report.audited > 0) {
+            eprintln!("fsguard: policy was {}", f.display());
+        }
     }
     if !opts.quiet && opts.keep_tmp {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");

@@ -351,6 +351,9 @@ fn absolute_options(cli: &Cli, cwd: &Path) -> Result<Vec<OsString>, String> {
         o.push(c.into_os_string());
     }
     let mut push = |v: String| o.push(OsString::from(v));
+    if cli.no_config {
+        push("--no-config".into());
+    }
     for f in &cli.flags {
         match f {
             Flag::Readonly(None) => push("--readonly".into()),
@@ -420,6 +423,9 @@ fn absolute_options(cli: &Cli, cwd: &Path) -> Result<Vec<OsString>, String> {
     }
     if r.quiet {
         push("--quiet".into());
+    }
+    if let Some(n) = r.fail_on_block {
+        push(format!("--fail-on-block={n}"));
     }
     Ok(o)
 }

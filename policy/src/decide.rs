@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::pattern::PatternSet;
 use crate::presets::DEVICES;
-use crate::settings::{Error, Mode, Settings};
+use crate::settings::{Error, LogTarget, Mode, Settings};
 use crate::{is_within, Access};
 
 /// The rule that decided an access; shown in trace lines as `rule=…`.
@@ -14,6 +14,16 @@ pub enum Rule<'a> {
     DenyAlways(Access, &'a str),
     /// Step 1: a built-in credential path (`secrets = true`).
     Secret(&'a str),
+    /// A rename or link that would move a file protected by a read
+    /// `deny_always` pattern (or a directory holding one) to a name its
+    /// rules do not cover; shown as `read.deny_always(move):"…"`.
+    DenyAlwaysMove(&'a str),
+    /// The same for a `secrets` path: `secrets(move):"…"`.
+    SecretMove(&'a str),
+    /// Step 0: a change to the trace log file (or a move of a directory
+    /// holding it). Beats every allow and holds in audit mode too: the
+    /// guarded program cannot forge or erase its own record.
+    Log,
     /// Step 2: an `allow` pattern.
     Allow(Access, &'a str),
     /// Step 3: a `deny` pattern.
@@ -50,6 +60,9 @@ impl fmt::Display for Rule<'_> {
         match self {
             Rule::DenyAlways(a, p) => write!(f, "{}.deny_always:{}", list(a), Quoted(p)),
             Rule::Secret(p) => write!(f, "secrets:{}", Quoted(p)),
+            Rule::DenyAlwaysMove(p) => write!(f, "read.deny_always(move):{}", Quoted(p)),
+            Rule::SecretMove(p) => write!(f, "secrets(move):{}", Quoted(p)),
+            Rule::Log => f.write_str("log"),
             Rule::Allow(a, p) => write!(f, "{}.allow:{}", list(a), Quoted(p)),
             Rule::Deny(a, p) => write!(f, "{}.deny:{}", list(a), Quoted(p)),
             Rule::Device => f.write_str("device"),
@@ -125,6 +138,8 @@ pub struct Policy {
     system: PatternSet,
     devices: PatternSet,
     reads_confined: bool,
+    /// The trace log file, protected from the guarded program.
+    log: Option<Box<[u8]>>,
 }
 
 impl Policy {
@@ -155,6 +170,7 @@ impl Policy {
                 PatternSet::default()
             },
             devices: PatternSet::new(DEVICES).map_err(Error::new)?,
+            log: protected_log(&settings.log.target),
             settings,
         };
         p.reads_confined = p.root.is_some()
@@ -201,6 +217,10 @@ impl Policy {
             Access::Write => &self.write,
             Access::Read | Access::Exec => &self.read,
         };
+        // 0. the trace log: no change to it but the library's own appends.
+        if access == Access::Write && self.log.as_deref() == Some(path) {
+            return deny(Rule::Log);
+        }
         // 1. deny_always and the credential preset beat everything.
         if let Some(p) = lists.deny_always.find(path) {
             return deny(Rule::DenyAlways(access, p));
@@ -268,18 +288,27 @@ impl Policy {
         None
     }
 
-    /// A `deny_always` read rule or credential path covering `path`: such a
-    /// file may not be renamed or linked, so it cannot escape its rules.
+    /// A `deny_always` read rule, credential path or the trace log covering
+    /// `path`: such a file may not be renamed or linked, so it cannot escape
+    /// its rules (or, for the log, its name).
     pub fn protected(&self, path: &[u8]) -> Option<Rule<'_>> {
         // The file itself, or, for a directory, protected files beneath it.
+        if self.log.as_deref().is_some_and(|l| is_within(l, path)) {
+            return Some(Rule::Log);
+        }
         let da = &self.read.deny_always;
         if let Some(p) = da.find(path).or_else(|| da.find_below(path)) {
-            return Some(Rule::DenyAlways(Access::Read, p));
+            return Some(Rule::DenyAlwaysMove(p));
         }
         let sec = &self.secrets;
         sec.find(path)
             .or_else(|| sec.find_below(path))
-            .map(Rule::Secret)
+            .map(Rule::SecretMove)
+    }
+
+    /// The trace log file the policy protects, if any.
+    pub fn log_file(&self) -> Option<&[u8]> {
+        self.log.as_deref()
     }
 
     /// True when `path` is inside the root (or there is no root); used to
@@ -287,6 +316,19 @@ impl Policy {
     pub fn inside_root(&self, path: &[u8]) -> bool {
         self.root.as_ref().is_none_or(|r| is_within(path, r))
     }
+}
+
+/// The log file to protect: a file target, not a device or a `/proc` entry
+/// (`--log /dev/null` must not take `/dev/null` away from the program).
+fn protected_log(target: &LogTarget) -> Option<Box<[u8]>> {
+    let LogTarget::File(f) = target else {
+        return None;
+    };
+    let f = f.as_bytes();
+    let special = [&b"/dev"[..], b"/proc", b"/sys"]
+        .iter()
+        .any(|d| is_within(f, d));
+    (!special && f.first() == Some(&b'/')).then(|| f.into())
 }
 
 /// `/proc/<own pid>/…`: what the process reads about itself.
@@ -522,6 +564,54 @@ mod tests {
             (false, "readonly".into())
         );
         assert_eq!(rule(&p, Access::Read, "/home/u/.ssh/x").0, false);
+    }
+
+    #[test]
+    fn moves_name_the_protection_that_fired() {
+        let mut s = base();
+        s.read.deny_always = vec!["/ws/**/*.pem".into()];
+        let p = Policy::new(s).unwrap();
+        assert_eq!(
+            p.protected(b"/ws/k.pem").map(|r| r.to_string()),
+            Some("read.deny_always(move):\"/ws/**/*.pem\"".into())
+        );
+        assert_eq!(
+            p.protected(b"/home/u/.ssh/id").map(|r| r.to_string()),
+            Some("secrets(move):\"/home/u/.ssh\"".into())
+        );
+        assert_eq!(p.protected(b"/ws/k.txt"), None);
+    }
+
+    #[test]
+    fn the_log_file_beats_every_allow() {
+        let mut s = base();
+        s.root = Some("/ws".into());
+        s.write.allow = vec!["/ws/**".into()];
+        s.mode = Mode::Audit;
+        s.log.target = LogTarget::File("/ws/logs/trace.json".into());
+        let p = Policy::new(s).unwrap();
+        assert_eq!(
+            rule(&p, Access::Write, "/ws/logs/trace.json"),
+            (false, "log".into())
+        );
+        assert_eq!(
+            rule(&p, Access::Read, "/ws/logs/trace.json"),
+            (true, "write.allow:\"/ws/**\"".into()),
+            "the program may read its log"
+        );
+        assert_eq!(rule(&p, Access::Write, "/ws/logs/trace.json2").0, true);
+        // Moving the log, or a directory holding it, is a change to it.
+        for dir in ["/ws/logs/trace.json", "/ws/logs", "/ws", "/"] {
+            assert_eq!(p.protected(dir.as_bytes()), Some(Rule::Log), "{dir}");
+        }
+        assert_eq!(p.protected(b"/ws/other"), None);
+        for special in ["/dev/null", "/dev/stderr", "/proc/self/fd/2"] {
+            let mut s = base();
+            s.log.target = LogTarget::File(special.into());
+            let p = Policy::new(s).unwrap();
+            assert_eq!(p.log_file(), None, "{special}");
+            assert_eq!(rule(&p, Access::Write, special).0, true, "{special}");
+        }
     }
 
     #[test]

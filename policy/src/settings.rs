@@ -659,6 +659,11 @@ impl Builder {
                 ListKind::DenyAlways => lists.deny_always.push(abs),
             }
         }
+        // The log is protected by its resolved name, the name the library
+        // resolves a program's calls to.
+        if let LogTarget::File(f) = &s.log.target {
+            s.log.target = LogTarget::File(canonical_prefix(Path::new(f)).display().to_string());
+        }
         s.system_paths = system_paths(&ctx, s.root.as_deref());
         s.secret_paths = match &ctx.home {
             Some(home) => presets::SECRETS
