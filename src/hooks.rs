@@ -338,6 +338,23 @@ pub fn open_via(v: &Via, flags: c_int, mode: mode_t) -> c_int {
     hooks!(@real "openat", OpenatFn, -1, (v.dirfd(), v.path(), v.oflags(flags), mode as c_uint))
 }
 
+/// A refused freopen fails as glibc's does when the file cannot be opened:
+/// the original stream is closed (not freed: the caller may still fclose
+/// it), NULL with errno. glibc closes it itself when asked to reopen onto
+/// `""`, which no open accepts.
+fn freopen_refused(mode: *const c_char, stream: *mut FILE) -> *mut FILE {
+    let e = crate::guard::errno();
+    if !stream.is_null() {
+        let r =
+            hooks!(@real "freopen", FreopenFn, std::ptr::null_mut(), (c"".as_ptr(), mode, stream));
+        debug_assert!(r.is_null());
+    }
+    crate::guard::set_errno(e);
+    std::ptr::null_mut()
+}
+
+type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -> *mut FILE;
+
 /// fopen of the checked object: opened through the check's [`Via`], then
 /// `fdopen`; an unusual mode reopens `/proc/self/fd/N` with the real fopen.
 fn fopen_via(v: &Via, mode: *const c_char) -> *mut FILE {
@@ -457,12 +474,12 @@ hooks! {
     "freopen" as "freopen"
     fn freopen(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
         via path,
-        fail std::ptr::null_mut(),
+        fail freopen_refused(mode, stream),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "freopen64" as "freopen"
     fn freopen64(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
         via path,
-        fail std::ptr::null_mut(),
+        fail freopen_refused(mode, stream),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "opendir" as "opendir"
     fn opendir(path: *const c_char) -> *mut libc::DIR,

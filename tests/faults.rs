@@ -687,3 +687,54 @@ fn a_full_fd_table_gets_what_the_kernel_gives() {
         std::fs::remove_dir(ws.join("a")).unwrap();
     }
 }
+
+/// freopen onto `argv[1]`: `ret errno fd-closed`.
+const REOPEN: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen("in.txt", "w");
+    if (!f) return 3;
+    int fd = fileno(f);
+    errno = 0;
+    FILE *r = freopen(argv[1], "w", f);
+    int e = errno;
+    printf("%s %d %d\n", r ? "stream" : "NULL", e, fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_refused_freopen_closes_the_stream_like_glibc() {
+    let s = Scratch::new("freopen");
+    let ws = s.ws();
+    let prog = compile(&s.0, "reopen", REOPEN, &[]);
+    // glibc, on a file it cannot open: NULL, and the stream is closed.
+    let bare = Command::new(&prog)
+        .arg(s.path("missing/x"))
+        .current_dir(&ws)
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&bare), "NULL 2 1\n");
+    let target = s.path("outside.txt");
+    let o = preloaded(
+        prog.to_str().unwrap(),
+        &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+    )
+    .arg(&target)
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "NULL 13 1\n", "{}", stderr(&o));
+    assert!(!target.exists());
+    assert!(
+        stderr(&o).contains(&format!(
+            "[fsguard] blocked freopen write path={} rule=root",
+            target.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
