@@ -123,7 +123,8 @@ pub fn tmpdir_note(_s: &Settings) -> String {
     )
 }
 
-/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`.
+/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`,
+/// else the copy the CLI carries (written to the user's cache).
 fn find_library() -> Result<PathBuf, String> {
     let name = if cfg!(target_os = "macos") {
         "libfsguard.dylib"
@@ -150,14 +151,16 @@ fn find_library() -> Result<PathBuf, String> {
             return std::fs::canonicalize(c).map_err(|e| format!("{}: {e}", c.display()));
         }
     }
-    Err(format!(
-        "library not found (looked at {}); set FSGUARD_LIB",
-        candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let looked = candidates
+        .iter()
+        .map(|c| c.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if std::env::var_os("FSGUARD_LIB").is_some() {
+        return Err(format!("library not found (looked at {looked})"));
+    }
+    crate::embed::library()
+        .map_err(|e| format!("library not found (looked at {looked}), and {e}; set FSGUARD_LIB"))
 }
 
 /// The program `execvp` would run: a path as given, else the first
