@@ -140,7 +140,12 @@ fn find_library() -> Result<PathBuf, String> {
         }
     };
     for c in &candidates {
-        if let Ok(bytes) = std::fs::read(c).map(|b| b.get(..4).map(<[u8]>::to_vec)) {
+        // The magic number only: the library is megabytes.
+        if let Ok(bytes) = std::fs::File::open(c).map(|f| {
+            let mut b = Vec::with_capacity(4);
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, 4), &mut b);
+            (b.len() == 4).then_some(b)
+        }) {
             let elf = bytes.as_deref() == Some(b"\x7fELF");
             let macho = bytes
                 .as_deref()
@@ -217,9 +222,13 @@ fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
     if head.len() < 64 || &head[..4] != b"\x7fELF" {
         return None;
     }
-    let data = std::fs::read(exe).ok()?;
+    // The ELF header and the program headers: the first pages, not the
+    // whole (often megabytes) program.
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut data).ok()?;
+    data.splice(..0, head.iter().copied());
     let le = data[5] == 1;
-    let rd = |o: usize, n: usize| -> Option<u64> {
+    let rd = |data: &[u8], o: usize, n: usize| -> Option<u64> {
         let b = data.get(o..o + n)?;
         let mut v = [0u8; 8];
         if le {
@@ -231,11 +240,23 @@ fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
         }
     };
     let (phoff, ent, num) = if data[4] == 2 {
-        (rd(0x20, 8)?, rd(0x36, 2)?, rd(0x38, 2)?)
+        (
+            rd(&data, 0x20, 8)?,
+            rd(&data, 0x36, 2)?,
+            rd(&data, 0x38, 2)?,
+        )
     } else {
-        (rd(0x1c, 4)?, rd(0x2a, 2)?, rd(0x2c, 2)?)
+        (
+            rd(&data, 0x1c, 4)?,
+            rd(&data, 0x2a, 2)?,
+            rd(&data, 0x2c, 2)?,
+        )
     };
-    let interp = (0..num).any(|i| rd((phoff + i * ent) as usize, 4) == Some(3));
+    if phoff.saturating_add(num * ent) > data.len() as u64 {
+        // Program headers past the first pages: read it all.
+        data = std::fs::read(exe).ok()?;
+    }
+    let interp = (0..num).any(|i| rd(&data, (phoff + i * ent) as usize, 4) == Some(3));
     (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
 }
 
