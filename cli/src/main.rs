@@ -1,6 +1,7 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
 mod embed;
+mod gate;
 mod run;
 mod wrap;
 

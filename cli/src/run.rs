@@ -1096,6 +1096,8 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
         let opts = libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACESYSGOOD;
         libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as libc::c_long);
     }
+    // Both on one CPU while they take turns (gate.rs); undone before detach.
+    let pin = crate::gate::Pin::new(pid);
     let mut sig = 0;
     loop {
         // SAFETY: as above.
@@ -1143,7 +1145,9 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
         let nr = info.data[0] as i64;
         let a = &info.data[1..7];
         if nr == libc::SYS_write && a[0] as i64 == i64::from(hs_fd) {
-            // The library's constructor: let it go on, untraced.
+            // The library's constructor: let it go on, untraced, with its
+            // own CPU set back.
+            drop(pin);
             // SAFETY: detaching from our tracee.
             unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
             return Gate::Confirmed;
