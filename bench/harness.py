@@ -983,6 +983,10 @@ class Bench:
             if extra:
                 L.append("`fsguard run` is the CLI launching the command (its own process start-up included); "
                          "the fsguard column sets LD_PRELOAD/FSGUARD_* directly.\n")
+                if T["true"].get("fsguard") and T["true"].get("fsguard-cli"):
+                    over = median([x - y for x, y in zip(T["true"]["fsguard-cli"], T["true"]["fsguard"])])
+                    L.append("Launch cost of `fsguard run` over `LD_PRELOAD=… /bin/true` (median of "
+                             "per-repetition differences, same run): %+.2f ms.\n" % over)
         L.append("## Peak RSS\n")
         L.append("ru_maxrss of the workload process (largest of it and the children it waited for), median. "
                  "Cells for guarded runs: median and the difference to bare.\n")

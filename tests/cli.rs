@@ -274,23 +274,40 @@ fn copy_exe(src: &Path, dst: &Path) {
 #[test]
 fn library_discovery() {
     let td = TempDir::new("clidisc");
-    // alone, no library anywhere: 125, and the command does not run unguarded
+    // alone, no library next to it: the copy it carries, written to the
+    // cache; where that cannot be done safely (here: a symlink planted in
+    // the cache), 125, and the command does not run unguarded
     mkdir(&td.join("solo"));
     let solo = td.join("solo/fsguard");
     copy_exe(cli(), &solo);
     let marker = td.join("ran");
     let script = format!("echo > {}", marker.display());
-    let o = run(bare_cmd(&solo).args(["run", "--readonly", "--", "sh", "-c", &script]));
+    mkdir(&td.join("badcache"));
+    mkdir(&td.join("elsewhere"));
+    symlink(
+        td.join("elsewhere").to_str().unwrap(),
+        &td.join("badcache/fsguard"),
+    );
+    let o = run(bare_cmd(&solo)
+        .args(["run", "--readonly", "--", "sh", "-c", &script])
+        .env("XDG_CACHE_HOME", td.join("badcache")));
     assert_eq!(
         o.code(),
         Some(125),
-        "CLI without its library\n{}",
+        "CLI without its library, cache unusable\n{}",
         o.describe()
     );
     assert!(
         !marker.exists(),
         "the command ran although the library is missing"
     );
+    let o = run(bare_cmd(&solo)
+        .args(["run", "--readonly", "--", "sh", "-c", &script])
+        .env("XDG_CACHE_HOME", td.join("cache")));
+    assert_ne!(o.code(), Some(0), "\n{}", o.describe());
+    assert!(!marker.exists());
+    assert_traces(&o, &[Expect::new("open", "write", &marker, "readonly")]);
+    assert!(td.join("cache/fsguard").is_dir());
     // alone + FSGUARD_LIB=missing: 125
     let o = run(bare_cmd(&solo)
         .args(["run", "--readonly", "--", "sh", "-c", "exit 0"])

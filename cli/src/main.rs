@@ -1,6 +1,8 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
 mod discover;
+mod embed;
+mod gate;
 mod outcome;
 mod run;
 mod wrap;

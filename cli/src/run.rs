@@ -136,7 +136,8 @@ pub fn tmpdir_note(_s: &Settings) -> String {
     )
 }
 
-/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`.
+/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`,
+/// else the copy the CLI carries (written to the user's cache).
 fn find_library() -> Result<PathBuf, String> {
     let name = if cfg!(target_os = "macos") {
         "libfsguard.dylib"
@@ -152,7 +153,12 @@ fn find_library() -> Result<PathBuf, String> {
         }
     };
     for c in &candidates {
-        if let Ok(bytes) = std::fs::read(c).map(|b| b.get(..4).map(<[u8]>::to_vec)) {
+        // The magic number only: the library is megabytes.
+        if let Ok(bytes) = std::fs::File::open(c).map(|f| {
+            let mut b = Vec::with_capacity(4);
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, 4), &mut b);
+            (b.len() == 4).then_some(b)
+        }) {
             let elf = bytes.as_deref() == Some(b"\x7fELF");
             let macho = bytes
                 .as_deref()
@@ -163,14 +169,16 @@ fn find_library() -> Result<PathBuf, String> {
             return std::fs::canonicalize(c).map_err(|e| format!("{}: {e}", c.display()));
         }
     }
-    Err(format!(
-        "library not found (looked at {}); set FSGUARD_LIB",
-        candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let looked = candidates
+        .iter()
+        .map(|c| c.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if std::env::var_os("FSGUARD_LIB").is_some() {
+        return Err(format!("library not found (looked at {looked})"));
+    }
+    crate::embed::library()
+        .map_err(|e| format!("library not found (looked at {looked}), and {e}; set FSGUARD_LIB"))
 }
 
 /// The program `execvp` would run: a path as given, else the first
@@ -227,9 +235,13 @@ fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
     if head.len() < 64 || &head[..4] != b"\x7fELF" {
         return None;
     }
-    let data = std::fs::read(exe).ok()?;
+    // The ELF header and the program headers: the first pages, not the
+    // whole (often megabytes) program.
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut data).ok()?;
+    data.splice(..0, head.iter().copied());
     let le = data[5] == 1;
-    let rd = |o: usize, n: usize| -> Option<u64> {
+    let rd = |data: &[u8], o: usize, n: usize| -> Option<u64> {
         let b = data.get(o..o + n)?;
         let mut v = [0u8; 8];
         if le {
@@ -241,11 +253,23 @@ fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
         }
     };
     let (phoff, ent, num) = if data[4] == 2 {
-        (rd(0x20, 8)?, rd(0x36, 2)?, rd(0x38, 2)?)
+        (
+            rd(&data, 0x20, 8)?,
+            rd(&data, 0x36, 2)?,
+            rd(&data, 0x38, 2)?,
+        )
     } else {
-        (rd(0x1c, 4)?, rd(0x2a, 2)?, rd(0x2c, 2)?)
+        (
+            rd(&data, 0x1c, 4)?,
+            rd(&data, 0x2a, 2)?,
+            rd(&data, 0x2c, 2)?,
+        )
     };
-    let interp = (0..num).any(|i| rd((phoff + i * ent) as usize, 4) == Some(3));
+    if phoff.saturating_add(num * ent) > data.len() as u64 {
+        // Program headers past the first pages: read it all.
+        data = std::fs::read(exe).ok()?;
+    }
+    let interp = (0..num).any(|i| rd(&data, (phoff + i * ent) as usize, 4) == Some(3));
     (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
 }
 
@@ -1164,6 +1188,8 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
         let opts = libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACESYSGOOD;
         libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as libc::c_long);
     }
+    // Both on one CPU while they take turns (gate.rs); undone before detach.
+    let pin = crate::gate::Pin::new(pid);
     let mut sig = 0;
     loop {
         // SAFETY: as above.
@@ -1211,7 +1237,9 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
         let nr = info.data[0] as i64;
         let a = &info.data[1..7];
         if nr == libc::SYS_write && a[0] as i64 == i64::from(hs_fd) {
-            // The library's constructor: let it go on, untraced.
+            // The library's constructor: let it go on, untraced, with its
+            // own CPU set back.
+            drop(pin);
             // SAFETY: detaching from our tracee.
             unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
             return Gate::Confirmed;
