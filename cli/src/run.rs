@@ -817,13 +817,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
-    let code = crate::outcome::fail_on_block(
-        opts.fail_on_block,
-        code,
-        timed_out,
-        report.blocked + report.audited,
-        opts.quiet,
-    );
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
@@ -833,6 +826,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             eprintln!("fsguard: policy was {}", f.display());
         }
     }
+    let code = crate::outcome::fail_on_block(
+        opts.fail_on_block,
+        code,
+        timed_out,
+        report.blocked + report.audited,
+        opts.quiet,
+    );
     if !opts.quiet && opts.keep_tmp {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");
     }
