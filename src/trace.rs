@@ -18,6 +18,9 @@ const LINE_CAP: usize = 3 * 4096;
 /// Where lines go, set once at load.
 pub struct Sink {
     target: LogTarget,
+    /// The log file is the supervisor's: lines go over the report pipe,
+    /// and the file is never opened here.
+    relayed: bool,
     format: LogFormat,
     path: Option<std::ffi::CString>,
     fd: AtomicI32,
@@ -45,9 +48,17 @@ pub struct Event<'a> {
 }
 
 impl Sink {
-    /// Opens the log (files are appended to, created 0644).
-    pub fn new(target: LogTarget, format: LogFormat, exe: String) -> Result<Sink, String> {
+    /// Opens the log (files are appended to, created 0644), unless it is
+    /// `relayed` to the supervisor.
+    pub fn new(
+        target: LogTarget,
+        format: LogFormat,
+        relayed: bool,
+        exe: String,
+    ) -> Result<Sink, String> {
+        let relayed = relayed && matches!(target, LogTarget::File(_));
         let sink = Sink {
+            relayed,
             path: match &target {
                 LogTarget::File(p) => Some(
                     std::ffi::CString::new(p.as_bytes())
@@ -62,7 +73,7 @@ impl Sink {
             ino: AtomicU64::new(0),
             exe,
         };
-        if sink.path.is_some() {
+        if sink.path.is_some() && !relayed {
             sink.reopen().map_err(|e| {
                 format!(
                     "cannot open log {}: {e}",
@@ -118,6 +129,9 @@ impl Sink {
         match self.target {
             LogTarget::Off => None,
             LogTarget::Stderr => Some(2),
+            // A line the supervisor cannot take goes to stderr, as with
+            // the log on stderr; the file is never opened.
+            LogTarget::File(_) if self.relayed => Some(2),
             LogTarget::File(_) => Some(self.file_fd().unwrap_or(2)),
         }
     }
@@ -135,10 +149,11 @@ impl Sink {
     }
 
     /// Writes a finished line to `fd`. Under `fsguard run` with the log on
-    /// stderr, the line goes to the supervisor instead, which prints it on
-    /// its own stderr: the command cannot hide it by redirecting its stderr.
+    /// stderr or in a file, the line goes to the supervisor instead, which
+    /// prints it on its own stderr or appends it to the file: the command
+    /// can neither hide it nor reach the file.
     fn write_line(&self, fd: i32, bytes: &[u8]) {
-        if self.target == LogTarget::Stderr && relay(bytes) {
+        if (self.target == LogTarget::Stderr || self.relayed) && relay(bytes) {
             return;
         }
         // SAFETY: fd 2 or our own log fd; write reports EBADF if closed.
