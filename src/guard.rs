@@ -475,6 +475,7 @@ fn load(envp: *const *const c_char) -> Result<Guard, String> {
     let sink = Sink::new(
         settings.log.target.clone(),
         settings.log.format,
+        settings.log.relayed,
         exe.map(|e| e.display().to_string()).unwrap_or_default(),
     )?;
     let report_fd = vars

@@ -26,6 +26,9 @@ const LINE_CAP: usize = 3 * 4096;
 /// Where lines go, set once at load.
 pub struct Sink {
     target: LogTarget,
+    /// The log file is the supervisor's: lines go over the report pipe,
+    /// and the file is never opened here.
+    relayed: bool,
     format: LogFormat,
     path: Option<std::ffi::CString>,
     fd: AtomicI32,
@@ -126,9 +129,17 @@ pub struct Event<'a> {
 }
 
 impl Sink {
-    /// Opens the log (files are appended to, created 0644).
-    pub fn new(target: LogTarget, format: LogFormat, exe: String) -> Result<Sink, String> {
+    /// Opens the log (files are appended to, created 0644), unless it is
+    /// `relayed` to the supervisor.
+    pub fn new(
+        target: LogTarget,
+        format: LogFormat,
+        relayed: bool,
+        exe: String,
+    ) -> Result<Sink, String> {
+        let relayed = relayed && matches!(target, LogTarget::File(_));
         let sink = Sink {
+            relayed,
             path: match &target {
                 LogTarget::File(p) => Some(
                     std::ffi::CString::new(p.as_bytes())
@@ -144,7 +155,7 @@ impl Sink {
             exe,
             err: Kept::dup_of(2),
         };
-        if sink.path.is_some() {
+        if sink.path.is_some() && !relayed {
             sink.reopen().map_err(|e| {
                 format!(
                     "cannot open log {}: {e}",
@@ -201,6 +212,9 @@ impl Sink {
         match self.target {
             LogTarget::Off => None,
             LogTarget::Stderr => self.err.get(),
+            // A line the supervisor cannot take goes to stderr, as with
+            // the log on stderr; the file is never opened.
+            LogTarget::File(_) if self.relayed => self.err.get(),
             LogTarget::File(_) => self.file_fd().or_else(|| self.err.get()),
         }
     }
@@ -219,12 +233,13 @@ impl Sink {
         self.write_line(line.as_bytes());
     }
 
-    /// Writes a finished line. Under `fsguard run` with the log on stderr,
-    /// the line goes to the supervisor instead, which prints it on its own
-    /// stderr: the command cannot hide it by redirecting its stderr. A line
-    /// not written whole is counted as lost ([`lost`]).
+    /// Writes a finished line. Under `fsguard run` with the log on stderr
+    /// or in a file, the line goes to the supervisor instead, which prints
+    /// it on its own stderr or appends it to the file: the command can
+    /// neither hide it nor reach the file. A line not written whole is
+    /// counted as lost ([`lost`]).
     fn write_line(&self, bytes: &[u8]) {
-        if self.target == LogTarget::Stderr && relay(bytes) {
+        if (self.target == LogTarget::Stderr || self.relayed) && relay(bytes) {
             return;
         }
         let r = match self.out_fd() {

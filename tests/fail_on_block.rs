@@ -118,3 +118,29 @@ fn fail_on_block_rejects_a_bad_status() {
         );
     }
 }
+
+#[test]
+fn a_wrapper_keeps_fail_on_block_and_no_config() {
+    let (td, ws, out) = dirs();
+    let bin = td.join("bin");
+    let mut c = bare_cmd(cli());
+    c.args(["wrap", "guarded-py", "--dir"])
+        .arg(&bin)
+        .args(["--no-config", "--fail-on-block=5", "--root"])
+        .arg(&ws)
+        .args(["--", "python3", "-c", SWALLOW])
+        .current_dir(td.path());
+    let o = run(&mut c);
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    let script = std::fs::read_to_string(bin.join("guarded-py")).unwrap();
+    assert!(
+        script.contains("--no-config") && script.contains("--fail-on-block=5"),
+        "{script}"
+    );
+    let o = run(bare_cmd(bin.join("guarded-py"))
+        .arg(out.join("x"))
+        .current_dir(&ws));
+    assert_eq!(o.stdout.trim(), "caught EACCES", "{}", o.describe());
+    assert_eq!(o.code(), Some(5), "{}", o.describe());
+    assert!(!out.join("x").exists());
+}

@@ -208,3 +208,61 @@ fn a_device_log_is_not_protected() {
     assert_eq!(o.code(), Some(0), "{}", o.describe());
     assert_eq!(o.stdout.trim(), "ok", "{}", o.describe());
 }
+
+/// Under `fsguard run` the supervisor writes the log: neither the command
+/// nor its children hold a descriptor to it (through one, `ftruncate` or
+/// clearing `O_APPEND` would rewrite the record), and their lines land.
+#[test]
+fn run_gives_the_command_no_descriptor_to_the_log() {
+    let (_td, ws) = workspace();
+    let log = ws.join("logs/trace.json");
+    let probe = "\
+import os, subprocess, sys
+log = os.environ['LOG_PATH']
+fds = [n for n in os.listdir('/proc/self/fd') if os.path.realpath('/proc/self/fd/' + n) == log]
+print('log fds', fds)
+try:
+    open('/etc/fsguard-probe', 'w')
+except OSError as e:
+    print('refused', e.errno)
+if sys.argv[1:] != ['child']:
+    # close_fds=False: the child keeps the report pipe (a child that closes
+    # it writes its lines to its own stderr; it never opens the log).
+    subprocess.run([sys.executable, '-c', os.environ['PROBE'], 'child'], close_fds=False)
+    subprocess.run([sys.executable, '-c', os.environ['PROBE'], 'child'])
+";
+    let mut c = bare_cmd(cli());
+    c.env("LOG_PATH", &log)
+        .env("PROBE", probe)
+        .args(["run", "--root"])
+        .arg(&ws)
+        .args(["--log", "logs/trace.json", "--", "python3", "-c", probe])
+        .current_dir(&ws);
+    let o = run(&mut c);
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert_eq!(
+        o.stdout.lines().filter(|l| *l == "log fds []").count(),
+        3,
+        "the command or its child holds the log open\n{}",
+        o.describe()
+    );
+    assert_eq!(
+        o.stdout.lines().filter(|l| *l == "refused 13").count(),
+        3,
+        "{}",
+        o.describe()
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("earlier line\n"), "{text}");
+    let n = traces(&text, "blocked")
+        .iter()
+        .filter(|t| t.field("path") == Some("/etc/fsguard-probe"))
+        .count();
+    assert_eq!(n, 2, "the command's and its child's refusals:\n{text}");
+    assert_eq!(
+        o.blocked().len(),
+        1,
+        "only the child that closed the pipe writes to its stderr\n{}",
+        o.describe()
+    );
+}

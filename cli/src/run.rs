@@ -523,14 +523,7 @@ fn landlock_ruleset(
     for d in DEVICES {
         add(Path::new(d), all);
     }
-    if let LogTarget::File(f) = &s.log.target {
-        // Created now: the library appends to it and may not create files.
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(f);
-        add(Path::new(f), (read | write) & file);
-    }
+    // Not the log file: the supervisor writes it, the command never does.
 
     let mut ruleset = Ruleset::default()
         .handle_access(all)
@@ -647,6 +640,19 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let tmp = TmpDir::create(&settings, opts.keep_tmp)?;
     let tmp_s = tmp.path.display().to_string();
     settings.tmpdir = Some(tmp_s.clone());
+    // A log file is written here, from the lines the library relays: no
+    // guarded process holds a descriptor to it.
+    let log_file = match &settings.log.target {
+        LogTarget::File(f) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .map_err(|e| format!("cannot open log {f}: {e}"))?,
+        ),
+        _ => None,
+    };
+    settings.log.relayed = log_file.is_some();
     Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
@@ -857,6 +863,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     let mut report = Report {
         echo: true,
+        file: log_file,
         ..Report::default()
     };
     let mut timed_out = false;
@@ -903,13 +910,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     } else {
         EXIT_FSGUARD
     };
-    let code = crate::outcome::fail_on_block(
-        opts.fail_on_block,
-        code,
-        timed_out,
-        report.blocked + report.audited,
-        opts.quiet,
-    );
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
@@ -919,6 +919,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             eprintln!("fsguard: policy was {}", f.display());
         }
     }
+    let code = crate::outcome::fail_on_block(
+        opts.fail_on_block,
+        code,
+        timed_out,
+        report.blocked + report.audited,
+        opts.quiet,
+    );
     if !opts.quiet && opts.keep_tmp {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");
     }
@@ -1277,6 +1284,8 @@ struct Report {
     echoed: Vec<String>,
     /// Print relayed trace lines as they arrive.
     echo: bool,
+    /// The log file relayed lines are appended to instead (`--log FILE`).
+    file: Option<std::fs::File>,
 }
 
 impl Report {
@@ -1310,10 +1319,12 @@ impl Report {
                 // A whole trace line the library relayed (the log is on
                 // stderr): ours to print, whatever the command did with its
                 // own stderr.
-                if self.echo {
-                    // One write per line, so the command's own stderr
-                    // output cannot land in the middle of it.
-                    use std::io::Write;
+                use std::io::Write;
+                // One write per line, so nothing else appending to the
+                // same stream lands in the middle of it.
+                if let Some(f) = &mut self.file {
+                    let _ = f.write_all(format!("{line}\n").as_bytes());
+                } else if self.echo {
                     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
                 }
                 self.echoed.push(line);

@@ -91,6 +91,11 @@ pub struct LogSettings {
     pub target: LogTarget,
     /// How they look.
     pub format: LogFormat,
+    /// Set by `fsguard run` for a file target: the supervisor writes the
+    /// file from the lines the library relays, and the guarded processes
+    /// never hold a descriptor to it (they could truncate it through one).
+    #[serde(default)]
+    pub relayed: bool,
 }
 
 /// The three rule lists of one access kind. Patterns are absolute.
