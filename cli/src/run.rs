@@ -1323,7 +1323,11 @@ impl Report {
                 // One write per line, so nothing else appending to the
                 // same stream lands in the middle of it.
                 if let Some(f) = &mut self.file {
-                    let _ = f.write_all(format!("{line}\n").as_bytes());
+                    // A full disk or a file that refuses writes loses the
+                    // line: counted, so the summary never reads as complete.
+                    if f.write_all(format!("{line}\n").as_bytes()).is_err() {
+                        self.lost += 1;
+                    }
                 } else if self.echo {
                     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
                 }

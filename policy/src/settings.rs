@@ -665,9 +665,16 @@ impl Builder {
             }
         }
         // The log is protected by its resolved name, the name the library
-        // resolves a program's calls to.
+        // resolves a program's calls to. A log under /proc, /dev or /sys is
+        // not protected and keeps its name: /proc/self means each process.
         if let LogTarget::File(f) = &s.log.target {
-            s.log.target = LogTarget::File(canonical_prefix(Path::new(f)).display().to_string());
+            let kernel = ["/proc/", "/dev/", "/sys/"]
+                .iter()
+                .any(|d| f.starts_with(d));
+            if !kernel {
+                s.log.target =
+                    LogTarget::File(canonical_prefix(Path::new(f)).display().to_string());
+            }
         }
         s.system_paths = system_paths(&ctx, s.root.as_deref());
         s.secret_paths = match &ctx.home {
