@@ -1,7 +1,8 @@
 //! The paths of open objects, so that `openat(dirfd, …)`, `fchmod(fd)`,
 //! `futimens(fd)` need not ask `/proc/self/fd` every time.
 //!
-//! An entry maps an object's device and inode to the path it had. A hit is
+//! An entry maps an object's device and inode to the path it had (a path
+//! just opened waits, keyed by its fd number, until a lookup proves it). A hit is
 //! used only once the kernel confirms that the path *still* names that
 //! object: an `lstat` of the cached path must give the device and inode the
 //! caller's fd has (one `fstat`). The fd holds its inode alive, so no other
@@ -48,6 +49,14 @@ const EMPTY: Slot = Slot {
 
 static CACHE: [Slot; SLOTS] = [EMPTY; SLOTS];
 
+/// Paths just opened, by fd number: [`remember`] runs on every fast open
+/// and must not spend a syscall on the object's identity. A lookup proves
+/// such an entry exactly as a [`CACHE`] one (the path must name the fd's
+/// object now), then files it there by identity.
+const FRESH: usize = 256;
+
+static RECENT: [Slot; FRESH] = [EMPTY; FRESH];
+
 /// The identity of a live object: device and inode of a directory or of a
 /// regular file that still has a name.
 fn identity(fd: i32) -> Option<(u64, u64)> {
@@ -66,6 +75,41 @@ pub struct Miss {
     id: (u64, u64),
 }
 
+/// A consistent copy of `slot` when its key is `key`: the path, NUL-
+/// terminated in `buf`, and its length.
+fn read(slot: &Slot, key: (u64, u64), buf: &mut [u8; CAP + 1]) -> Option<usize> {
+    let s1 = slot.seq.load(Ordering::Acquire);
+    if s1 & 1 == 1 {
+        return None;
+    }
+    let dev = slot.dev.load(Ordering::Relaxed);
+    let ino = slot.ino.load(Ordering::Relaxed);
+    let len = slot.len.load(Ordering::Relaxed) as usize;
+    if (dev, ino) != key || len == 0 || len > CAP {
+        return None;
+    }
+    for (i, w) in slot.path[..len.div_ceil(8)].iter().enumerate() {
+        buf[i * 8..i * 8 + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+    }
+    fence(Ordering::Acquire);
+    if slot.seq.load(Ordering::Relaxed) != s1 {
+        return None;
+    }
+    buf[len] = 0;
+    Some(len)
+}
+
+/// Whether the path in `buf` (NUL at `len`) names the object `id` now.
+fn proves(buf: &[u8], len: usize, id: (u64, u64)) -> bool {
+    let Ok(path) = std::ffi::CStr::from_bytes_with_nul(&buf[..=len]) else {
+        return false;
+    };
+    matches!(
+        rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW),
+        Ok(st) if (st.st_dev, st.st_ino) == id
+    )
+}
+
 /// The cached path of the object `fd` names, written through `put`, once
 /// the kernel confirms it still names it. `Err(Some(miss))` on a miss for
 /// a cacheable fd: pass it to [`store`] with the fresh path.
@@ -76,32 +120,21 @@ pub fn lookup(fd: i32, put: &mut dyn FnMut(&[u8]) -> bool) -> Result<bool, Optio
     let Some(id) = identity(fd) else {
         return Err(None);
     };
-    let slot = slot_of(id);
-    let s1 = slot.seq.load(Ordering::Acquire);
-    if s1 & 1 == 1 {
-        return Err(Some(Miss { id }));
-    }
-    let dev = slot.dev.load(Ordering::Relaxed);
-    let ino = slot.ino.load(Ordering::Relaxed);
-    let len = slot.len.load(Ordering::Relaxed) as usize;
     // One byte more than the longest path: its NUL.
     let mut buf = [0u8; CAP + 1];
-    for (i, w) in slot.path.iter().enumerate() {
-        buf[i * 8..i * 8 + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+    if let Some(len) = read(slot_of(id), id, &mut buf) {
+        // The proof: the path names this very object now.
+        if proves(&buf, len, id) {
+            return Ok(put(&buf[..len]));
+        }
     }
-    fence(Ordering::Acquire);
-    if slot.seq.load(Ordering::Relaxed) != s1 || (dev, ino) != id || len == 0 || len > CAP {
-        return Err(Some(Miss { id }));
+    if let Some(len) = read(recent_of(fd), (fd as u64, 0), &mut buf) {
+        if proves(&buf, len, id) {
+            store(Miss { id }, &buf[..len]);
+            return Ok(put(&buf[..len]));
+        }
     }
-    buf[len] = 0;
-    let Ok(path) = std::ffi::CStr::from_bytes_until_nul(&buf) else {
-        return Err(Some(Miss { id }));
-    };
-    // The proof: the path names this very object now.
-    match rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) if (st.st_dev, st.st_ino) == id => Ok(put(&buf[..len])),
-        _ => Err(Some(Miss { id })),
-    }
+    Err(Some(Miss { id }))
 }
 
 fn slot_of((dev, ino): (u64, u64)) -> &'static Slot {
@@ -109,10 +142,15 @@ fn slot_of((dev, ino): (u64, u64)) -> &'static Slot {
     &CACHE[(h >> 32) as usize % SLOTS]
 }
 
-/// Remembers `path` as the path of the object `fd` names, just opened at it.
+fn recent_of(fd: i32) -> &'static Slot {
+    &RECENT[fd as usize % FRESH]
+}
+
+/// Remembers `path` as the path of the object `fd` names, just opened at
+/// it. No syscall: the entry is only a candidate until a lookup proves it.
 pub fn remember(fd: i32, path: &[u8]) {
-    if let Some(id) = (fd >= 0).then(|| identity(fd)).flatten() {
-        store(Miss { id }, path);
+    if fd >= 0 {
+        put(recent_of(fd), (fd as u64, 0), path);
     }
 }
 
@@ -121,11 +159,14 @@ pub fn remember(fd: i32, path: &[u8]) {
 /// excluded by the miss: a file without links is not cacheable) and
 /// anything not absolute are left out.
 pub fn store(miss: Miss, path: &[u8]) {
+    put(slot_of(miss.id), miss.id, path);
+}
+
+/// Writes `path` under `key` into `slot`, unless another writer holds it.
+fn put(slot: &Slot, key: (u64, u64), path: &[u8]) {
     if path.is_empty() || path.len() > CAP || path[0] != b'/' || path.contains(&0) {
         return;
     }
-    let id = miss.id;
-    let slot = slot_of(id);
     let s = slot.seq.load(Ordering::Relaxed);
     if s & 1 == 1
         || slot
@@ -136,15 +177,15 @@ pub fn store(miss: Miss, path: &[u8]) {
         return;
     }
     fence(Ordering::Release);
-    let mut buf = [0u8; CAP];
-    buf[..path.len()].copy_from_slice(path);
-    for (i, w) in slot.path.iter().enumerate() {
+    let mut words = path.chunks(8);
+    for w in slot.path[..path.len().div_ceil(8)].iter() {
+        let chunk = words.next().unwrap_or_default();
         let mut word = [0u8; 8];
-        word.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+        word[..chunk.len()].copy_from_slice(chunk);
         w.store(u64::from_ne_bytes(word), Ordering::Relaxed);
     }
-    slot.dev.store(id.0, Ordering::Relaxed);
-    slot.ino.store(id.1, Ordering::Relaxed);
+    slot.dev.store(key.0, Ordering::Relaxed);
+    slot.ino.store(key.1, Ordering::Relaxed);
     slot.len.store(path.len() as u64, Ordering::Relaxed);
     slot.seq.store(s + 2, Ordering::Release);
 }
@@ -190,11 +231,18 @@ mod tests {
             Ok(b"/usr".to_vec()),
             "a dup is the same object"
         );
+        let other = std::fs::File::open("/usr/lib").unwrap();
+        remember(other.as_raw_fd(), b"/");
+        assert_eq!(
+            get(other.as_raw_fd()),
+            Err(true),
+            "a path naming another object is no proof"
+        );
         remember(fd, b"/");
         assert_eq!(
             get(fd),
-            Err(true),
-            "a path naming another object is no proof"
+            Ok(b"/usr".to_vec()),
+            "an unproven candidate never displaces a proven path"
         );
         let f = std::fs::File::open("/dev/null").unwrap();
         remember(f.as_raw_fd(), b"/dev/null");
