@@ -693,19 +693,24 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
 fn folded_len(p: &[u8]) -> Option<usize> {
     let end = p.iter().rposition(|&b| b != b'/')? + 1;
     let s = &p[..end];
-    if s.first() != Some(&b'/') {
+    if s[0] != b'/' {
         return None;
     }
-    let mut start = 1;
-    for i in 1..=s.len() {
-        if i == s.len() || s[i] == b'/' {
-            if matches!(&s[start..i], b"" | b"." | b"..") {
+    // What the current name is so far: 0 nothing, 1 ".", 2 "..", 3 a name.
+    let mut name = 0u8;
+    for &b in &s[1..] {
+        if b == b'/' {
+            if name < 3 {
                 return None;
             }
-            start = i + 1;
+            name = 0;
+        } else if b == b'.' && name < 3 {
+            name += 1;
+        } else {
+            name = 3;
         }
     }
-    Some(end)
+    (name == 3).then_some(end)
 }
 
 /// Opens the path [`lexical`] folded with the caller's flags, refusing to
