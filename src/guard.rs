@@ -330,14 +330,7 @@ pub fn open_fast(
         if !g.policy.decide(access, out.as_bytes()).allowed {
             return None;
         }
-        let r = resolve::open_exact(dirfd, path, &mut raw, flags, mode);
-        if let Some(Ok(fd)) = &r {
-            // Directory walkers open the next dirfd this way, archivers the
-            // file they then fchmod: knowing its path now spares asking
-            // /proc for it on first use.
-            crate::pathcache::remember(std::os::fd::AsRawFd::as_raw_fd(fd), out.as_bytes());
-        }
-        r
+        resolve::open_exact(dirfd, path, &mut raw, flags, mode)
     }))
     .ok()
     .flatten();

@@ -196,7 +196,7 @@ pub unsafe fn resolve(
 ///
 /// A path without symlinks is folded lexically and proven with one
 /// `openat2(RESOLVE_NO_SYMLINKS)` (relative to the caller's dirfd with
-/// `RESOLVE_BENEATH`: the dirfd's cached path only names it); any other is
+/// `RESOLVE_BENEATH`: the path read for the dirfd only names it); any other is
 /// opened the kernel's way and named by `/proc/self/fd`.
 ///
 /// # Safety
@@ -506,7 +506,10 @@ fn resolve_create(
     }
 }
 
-/// The kernel's name for an open fd of the caller's.
+/// The kernel's name for an open fd of the caller's, asked of
+/// `/proc/self/fd` every time. A path remembered from earlier could only be
+/// proven by a lookup that follows no symlink in any directory above it,
+/// which takes more system calls than this one `readlink`.
 pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     if fd == libc::AT_FDCWD {
         return fd_path_cstr(CWD, c".", out);
@@ -514,28 +517,6 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     if fd < 0 {
         return Err(Unresolved::Kernel(Errno::BADF));
     }
-    let mut put = |p: &[u8]| {
-        if p.len() > PATH_CAP {
-            return false;
-        }
-        out.put(0, p);
-        out.len = p.len();
-        true
-    };
-    let miss = match crate::pathcache::lookup(fd, &mut put) {
-        Ok(true) => return Ok(()),
-        Ok(false) => None,
-        Err(miss) => miss,
-    };
-    fd_path_uncached(fd, out)?;
-    if let Some(miss) = miss {
-        crate::pathcache::store(miss, out.as_bytes());
-    }
-    Ok(())
-}
-
-/// The kernel's name for an fd, from `/proc/self/fd`.
-fn fd_path_uncached(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     // SAFETY: non-negative; used only in a syscall, which checks it.
     fd_path_of(unsafe { BorrowedFd::borrow_raw(fd) }, out)
 }
@@ -715,8 +696,8 @@ fn folded_len(p: &[u8]) -> Option<usize> {
 
 /// Opens the path [`lexical`] folded with the caller's flags, refusing to
 /// cross a symlink, so the object opened is the one whose lexical path was
-/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its cached
-/// path only named it), else the absolute form in `raw`. `None`: a symlink
+/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its path
+/// read from /proc only named it), else the absolute form in `raw`. `None`: a symlink
 /// or `..` above the dirfd was in the way (or openat2 is unavailable):
 /// take the slow path.
 pub fn open_exact(
