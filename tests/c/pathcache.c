@@ -241,7 +241,13 @@ static int parent_symlinked(const char *parent, const char *newparent) {
     int f = openat(fd, "f0", O_CREAT | O_WRONLY, 0644);
     show("before-openat", f);
     if (f >= 0) close(f);
-    if (wrap(R_RENAME(parent, newparent)) < 0 || wrap(R_SYMLINK(newparent, parent)) < 0) {
+    char target[8192], cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        perror("getcwd");
+        return 2;
+    }
+    snprintf(target, sizeof target, "%s/%s", cwd, newparent);
+    if (wrap(R_RENAME(parent, newparent)) < 0 || wrap(R_SYMLINK(target, parent)) < 0) {
         perror("raw rename/symlink");
         return 2;
     }
