@@ -75,14 +75,27 @@ pub fn set_errno(e: c_int) {
 /// fail it. Never unwinds; a panic inside denies. For calls that take the
 /// caller's path again, [`check_act`] is the race-free form.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
+    if confining(targets).is_none() {
+        return Ok(());
+    }
     check_act(call, targets).map(drop)
+}
+
+/// The guard, when it confines some target of the call (else the call goes
+/// straight through, unresolved).
+#[inline]
+fn confining(targets: &[Target]) -> Option<&'static Guard> {
+    let g = get()?;
+    targets.iter().any(|t| g.confines(t.access)).then_some(g)
 }
 
 /// The checked objects of one call, one [`Via`] per target.
 pub struct Vias([Via; 2]);
 
 impl Vias {
-    fn new(targets: &[Target]) -> Vias {
+    /// The caller's own arguments, before any check.
+    #[inline]
+    pub fn new(targets: &[Target]) -> Vias {
         let at = |i: usize| {
             targets
                 .get(i)
@@ -112,10 +125,16 @@ impl std::ops::Index<usize> for Vias {
 /// so nothing renamed or swapped after the check can redirect it.
 pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> {
     let mut vias = Vias::new(targets);
-    let Some(g) = get() else { return Ok(vias) };
-    if !targets.iter().any(|t| g.confines(t.access)) {
-        return Ok(vias);
-    }
+    check_into(call, targets, &mut vias).map(|()| vias)
+}
+
+/// [`check_act`] into the caller's [`Vias`] (made with [`Vias::new`] from
+/// the same targets), which spares copying them out.
+#[inline]
+pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Result<(), c_int> {
+    let Some(g) = confining(targets) else {
+        return Ok(());
+    };
     crate::reserve::take();
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
@@ -123,7 +142,7 @@ pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> 
     set_errno(saved);
     // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
     match r {
-        Ok(()) | Err(AUDITED) => Ok(vias),
+        Ok(()) | Err(AUDITED) => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -331,7 +350,7 @@ pub fn open_fast(
         set_errno(libc::EINVAL);
         return Some(-1);
     }
-    if !g.fast_open {
+    if !g.fast_open || resolve::openat2_missing() {
         return None;
     }
     let access = crate::hooks::open_access(flags)?;
@@ -348,15 +367,7 @@ pub fn open_fast(
         if !g.policy.decide(access, out.as_bytes()).allowed {
             return None;
         }
-        let r = resolve::open_exact(dirfd, path, &mut raw, flags, mode);
-        if let Some(Ok(fd)) = &r {
-            if flags & libc::O_DIRECTORY != 0 {
-                // Directory walkers open the next dirfd this way: knowing
-                // its path now spares asking /proc for it on first use.
-                crate::pathcache::remember(std::os::fd::AsRawFd::as_raw_fd(fd), out.as_bytes());
-            }
-        }
-        r
+        resolve::open_exact(dirfd, path, &mut raw, flags, mode)
     }))
     .ok()
     .flatten();

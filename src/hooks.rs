@@ -300,13 +300,11 @@ macro_rules! hooks {
                     path: $path,
                     moves: $moves,
                 }),*];
-                let vias = match crate::guard::check_act($call, &targets) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        crate::guard::set_errno(e);
-                        return $fail;
-                    }
-                };
+                let mut vias = crate::guard::Vias::new(&targets);
+                if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
+                    crate::guard::set_errno(e);
+                    return $fail;
+                }
                 // Act on the object checked: through the fds the check
                 // holds, never the caller's string again.
                 $(hooks!(@act vias, $call, $t, $act);)?

@@ -9,7 +9,6 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-mod pathcache;
 mod real;
 mod reserve;
 

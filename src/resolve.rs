@@ -27,6 +27,36 @@ pub const PATH_CAP: usize = 4096 + 256;
 /// the kernel's 40 to bound stack use; a longer chain fails with ELOOP.
 const MAX_LINKS: usize = 8;
 
+/// Set once `openat2` answered ENOSYS (a kernel before 5.6, a seccomp
+/// filter, an emulator): every later call takes the `openat` route at once
+/// instead of failing the same syscall again.
+static NO_OPENAT2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `openat2`, unless it is known to be missing.
+fn openat2(
+    start: BorrowedFd<'_>,
+    path: &CStr,
+    flags: OFlags,
+    mode: Mode,
+    how: ResolveFlags,
+) -> Result<OwnedFd, Errno> {
+    use std::sync::atomic::Ordering;
+    if NO_OPENAT2.load(Ordering::Relaxed) {
+        return Err(Errno::NOSYS);
+    }
+    let r = rustix::fs::openat2(start, path, flags, mode, how);
+    if r.as_ref().err() == Some(&Errno::NOSYS) {
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+/// Whether `openat2` is known to be missing: the lexical routes, which
+/// need it to prove their answer, are not worth starting.
+pub fn openat2_missing() -> bool {
+    NO_OPENAT2.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How the last component of a path is treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Follow {
@@ -166,7 +196,7 @@ pub unsafe fn resolve(
 ///
 /// A path without symlinks is folded lexically and proven with one
 /// `openat2(RESOLVE_NO_SYMLINKS)` (relative to the caller's dirfd with
-/// `RESOLVE_BENEATH`: the dirfd's cached path only names it); any other is
+/// `RESOLVE_BENEATH`: the path read for the dirfd only names it); any other is
 /// opened the kernel's way and named by `/proc/self/fd`.
 ///
 /// # Safety
@@ -229,6 +259,9 @@ fn locate_fast(
     out: &mut PathBuf,
     via: &mut Via,
 ) -> Option<Result<(), Unresolved>> {
+    if openat2_missing() {
+        return None;
+    }
     let mut raw = RawPath::new();
     lexical(dirfd, path, out, &mut raw)?;
     let beneath = dirfd != libc::AT_FDCWD;
@@ -249,7 +282,7 @@ fn locate_fast(
     }
     let kernel = |e: Errno| Some(Err(Unresolved::Kernel(e)));
     if matches!(follow, Follow::Yes | Follow::Create) {
-        match rustix::fs::openat2(
+        match openat2(
             start,
             raw.as_cstr(),
             OFlags::PATH | OFlags::CLOEXEC,
@@ -287,7 +320,7 @@ fn locate_fast(
                 .map_err(Unresolved::Kernel),
         );
     }
-    match rustix::fs::openat2(
+    match openat2(
         start,
         raw.c_prefix(plen),
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -381,16 +414,14 @@ fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// Opens a directory part of a path (`""` meaning dirfd itself) with O_PATH.
 fn open_parent(d: BorrowedFd<'_>, parent: &[u8]) -> Result<OwnedFd, Errno> {
-    let mut buf = [0u8; 4097];
+    let mut buf = RawPath::new();
     let p: &[u8] = if parent.is_empty() { b"." } else { parent };
-    if p.len() >= buf.len() {
+    if !buf.push(p) {
         return Err(Errno::NAMETOOLONG);
     }
-    buf[..p.len()].copy_from_slice(p);
-    let c = CStr::from_bytes_until_nul(&buf).map_err(|_| Errno::INVAL)?;
     rustix::fs::openat(
         d,
-        c,
+        buf.as_cstr(),
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
@@ -429,16 +460,16 @@ fn resolve_create(
     name_buf[..name.len()].copy_from_slice(name);
     let cname =
         CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-    let mut target = [0u8; 4097];
-    match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target[..4096]) {
-        Ok(n) => {
+    let mut target = RawPath::new();
+    match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target.buf[..4096]) {
+        Ok((t, _)) => {
             if depth >= MAX_LINKS {
                 return Err(Unresolved::Kernel(Errno::LOOP));
             }
-            if n >= 4096 {
+            if t.len() >= 4096 {
                 return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
             }
-            let t = &target[..n];
+            let t: &[u8] = t;
             if t.ends_with(b"/") {
                 // The kernel creates nothing through a target that ends in
                 // a slash.
@@ -475,7 +506,10 @@ fn resolve_create(
     }
 }
 
-/// The kernel's name for an open fd of the caller's.
+/// The kernel's name for an open fd of the caller's, asked of
+/// `/proc/self/fd` every time. A path remembered from earlier could only be
+/// proven by a lookup that follows no symlink in any directory above it,
+/// which takes more system calls than this one `readlink`.
 pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     if fd == libc::AT_FDCWD {
         return fd_path_cstr(CWD, c".", out);
@@ -483,28 +517,6 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     if fd < 0 {
         return Err(Unresolved::Kernel(Errno::BADF));
     }
-    let mut put = |p: &[u8]| {
-        if p.len() > PATH_CAP {
-            return false;
-        }
-        out.put(0, p);
-        out.len = p.len();
-        true
-    };
-    let miss = match crate::pathcache::lookup(fd, &mut put) {
-        Ok(true) => return Ok(()),
-        Ok(false) => None,
-        Err(miss) => miss,
-    };
-    fd_path_uncached(fd, out)?;
-    if let Some(miss) = miss {
-        crate::pathcache::store(miss, out.as_bytes());
-    }
-    Ok(())
-}
-
-/// The kernel's name for an fd, from `/proc/self/fd`.
-fn fd_path_uncached(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
     // SAFETY: non-negative; used only in a syscall, which checks it.
     fd_path_of(unsafe { BorrowedFd::borrow_raw(fd) }, out)
 }
@@ -619,9 +631,18 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
     if !raw.push(bytes) {
         return None;
     }
+    let raw_bytes = raw.bytes();
+    if let Some(n) = folded_len(raw_bytes) {
+        // Nothing to fold (the usual case): one copy.
+        if n > PATH_CAP {
+            return None;
+        }
+        out.put(0, &raw_bytes[..n]);
+        out.len = n;
+        return Some(());
+    }
     // Fold into `out`.
     out.len = 0;
-    let raw_bytes = raw.bytes();
     for comp in raw_bytes.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => {}
@@ -647,10 +668,36 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
     Some(())
 }
 
+/// The length of an absolute path once its trailing slashes are dropped,
+/// when that is all folding would change: no empty, `.` or `..` component.
+/// `None`: fold it.
+fn folded_len(p: &[u8]) -> Option<usize> {
+    let end = p.iter().rposition(|&b| b != b'/')? + 1;
+    let s = &p[..end];
+    if s[0] != b'/' {
+        return None;
+    }
+    // What the current name is so far: 0 nothing, 1 ".", 2 "..", 3 a name.
+    let mut name = 0u8;
+    for &b in &s[1..] {
+        if b == b'/' {
+            if name < 3 {
+                return None;
+            }
+            name = 0;
+        } else if b == b'.' && name < 3 {
+            name += 1;
+        } else {
+            name = 3;
+        }
+    }
+    (name == 3).then_some(end)
+}
+
 /// Opens the path [`lexical`] folded with the caller's flags, refusing to
 /// cross a symlink, so the object opened is the one whose lexical path was
-/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its cached
-/// path only named it), else the absolute form in `raw`. `None`: a symlink
+/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its path
+/// read from /proc only named it), else the absolute form in `raw`. `None`: a symlink
 /// or `..` above the dirfd was in the way (or openat2 is unavailable):
 /// take the slow path.
 pub fn open_exact(
@@ -665,7 +712,7 @@ pub fn open_exact(
     let oflags = OFlags::from_bits_retain(flags as u32);
     let beneath = dirfd != libc::AT_FDCWD && path.to_bytes().first() != Some(&b'/');
     let r = if beneath {
-        rustix::fs::openat2(
+        openat2(
             dir(dirfd).ok()?,
             path,
             oflags,
@@ -673,7 +720,7 @@ pub fn open_exact(
             ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
         )
     } else {
-        rustix::fs::openat2(
+        openat2(
             CWD,
             raw.as_cstr(),
             oflags,
@@ -757,8 +804,9 @@ pub struct Via {
     caller_dirfd: i32,
     caller_path: *const libc::c_char,
     /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
-    /// NUL-terminated.
-    buf: [u8; VIA_CAP],
+    /// NUL-terminated; written before `reach` leaves `Caller`, left
+    /// uninitialized until then (every hook makes one, checked or not).
+    buf: [MaybeUninit<u8>; VIA_CAP],
     /// Where the name starts in `buf`.
     name_at: usize,
 }
@@ -773,7 +821,8 @@ impl Via {
             created: false,
             caller_dirfd: dirfd,
             caller_path: path,
-            buf: [0; VIA_CAP],
+            // SAFETY: an array of MaybeUninit needs no initialization.
+            buf: unsafe { MaybeUninit::uninit().assume_init() },
             name_at: 0,
         }
     }
@@ -799,8 +848,15 @@ impl Via {
         self.reach
     }
 
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
+    }
+
     fn put_fd_link(&mut self, fd: i32) -> usize {
-        fd_link(fd, &mut self.buf)
+        let mut link = [0u8; 24];
+        let n = fd_link(fd, &mut link);
+        self.put(0, &link[..n]);
+        n
     }
 
     /// The object itself, held by `fd`; `slash`: the caller's path ended in
@@ -815,10 +871,10 @@ impl Via {
         self.created = false;
         let mut n = self.put_fd_link(self.fd);
         if slash {
-            self.buf[n] = b'/';
+            self.put(n, b"/");
             n += 1;
         }
-        self.buf[n] = 0;
+        self.put(n, b"\0");
         self.name_at = 0;
     }
 
@@ -839,16 +895,16 @@ impl Via {
         self.reach = Reach::Entry;
         self.created = created;
         let mut n = self.put_fd_link(fd);
-        self.buf[n] = b'/';
+        self.put(n, b"/");
         n += 1;
         self.name_at = n;
-        self.buf[n..n + name.len()].copy_from_slice(name);
+        self.put(n, name);
         n += name.len();
         if slash {
-            self.buf[n] = b'/';
+            self.put(n, b"/");
             n += 1;
         }
-        self.buf[n] = 0;
+        self.put(n, b"\0");
         Ok(())
     }
 
@@ -966,6 +1022,26 @@ mod tests {
             Some(want.as_os_str().as_encoded_bytes().to_vec())
         );
         assert_eq!(f(c"", &mut out, &mut raw), None);
+    }
+
+    #[test]
+    fn folded_len_only_when_nothing_folds() {
+        assert_eq!(folded_len(b"/a/b/c"), Some(6));
+        assert_eq!(folded_len(b"/a/b/c//"), Some(6));
+        assert_eq!(folded_len(b"/a/.b/c.."), Some(9));
+        for p in [
+            &b"/"[..],
+            b"//",
+            b"/a//b",
+            b"/a/./b",
+            b"/a/..",
+            b"/a/.",
+            b"/./a",
+            b"a/b",
+            b"",
+        ] {
+            assert_eq!(folded_len(p), None, "{:?}", String::from_utf8_lossy(p));
+        }
     }
 
     #[test]

@@ -339,3 +339,24 @@ fn a_directory_moved_out_of_a_denied_area_is_judged_where_it_is_now() {
     assert!(td.join("A/D/f1").exists(), "{}", o.describe());
     assert!(!td.join("B/D/f1").exists(), "{}", o.describe());
 }
+
+/// The directory's parent moved into the denied area and a symlink put in
+/// its old place: the fd's old path still reaches the directory, but only
+/// through that symlink. The write through the fd is judged where the
+/// directory is, in `B`, and refused.
+#[test]
+fn a_directory_whose_old_path_now_crosses_a_symlink_is_judged_where_it_is() {
+    let (td, policy) = layout("symlinked-parent");
+    mkdir(&td.join("A/P/D"));
+    let o = guarded(&td, &policy, &["parent-symlinked-raw", "A/P", "B/P"]);
+    assert!(o.status.success(), "{}", o.describe());
+    assert!(ok(step(&o, "before-openat")), "{}", o.describe());
+    assert_eq!(
+        step(&o, "after-openat"),
+        "-1 13",
+        "a create in B/P/D, reached by A/P/D through the symlink A/P, was not refused\n{}",
+        o.describe()
+    );
+    assert!(!td.join("B/P/D/f1").exists(), "{}", o.describe());
+    assert_one_blocked(&o, "openat", &td.join("B/P/D/f1"));
+}

@@ -62,9 +62,11 @@ pub fn is_within(path: &[u8], dir: &[u8]) -> bool {
     if dir == b"/" {
         return path.first() == Some(&b'/');
     }
+    // The boundary byte first: it rejects most candidates without a
+    // comparison of the whole prefix.
     path.len() >= dir.len()
-        && &path[..dir.len()] == dir
         && (path.len() == dir.len() || path[dir.len()] == b'/')
+        && &path[..dir.len()] == dir
 }
 
 #[cfg(test)]

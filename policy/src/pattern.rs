@@ -48,6 +48,8 @@ struct ByPrefix<T> {
     /// matches nothing (the credential list, all under `$HOME`, is skipped
     /// in one comparison for a path elsewhere).
     common: Vec<u8>,
+    /// The longest key: a longer ancestor of a path is not looked up.
+    longest: usize,
 }
 
 impl<T> ByPrefix<T> {
@@ -60,6 +62,7 @@ impl<T> ByPrefix<T> {
                 } else {
                     common_ancestor(&self.common, key).to_vec()
                 };
+                self.longest = self.longest.max(key.len());
                 self.list.push((key.into(), new()));
                 self.map.insert(key.into(), self.list.len() - 1);
                 self.list.len() - 1
@@ -86,6 +89,13 @@ impl<T> ByPrefix<T> {
                 .find_map(|(k, v)| f(k, v));
         }
         let mut end = path.len();
+        if end > self.longest {
+            // Start at the longest ancestor no longer than any key.
+            end = path[..=self.longest]
+                .iter()
+                .rposition(|&b| b == b'/')
+                .unwrap_or(0);
+        }
         loop {
             let key: &[u8] = if end == 0 { b"/" } else { &path[..end] };
             if let Some(&i) = self.map.get(key) {
@@ -622,6 +632,27 @@ mod tests {
         assert_eq!(s.find(b"/data"), None);
         let root = PatternSet::new(pats.iter().map(String::as_str).chain(["/"])).unwrap();
         assert_eq!(root.find(b"/x"), Some("/"));
+    }
+
+    #[test]
+    fn the_map_skips_ancestors_longer_than_any_key() {
+        let pats: Vec<String> = (0..20)
+            .map(|i| format!("/data/d{i}"))
+            .chain(["/a".into(), "/data/deeper/still/a/key".into()])
+            .collect();
+        let s = PatternSet::new(&pats).unwrap();
+        let long = b"/data/deeper/still/a/key/and/then/a/path/much/longer/than/any/key";
+        assert_eq!(s.find(long), Some("/data/deeper/still/a/key"));
+        assert_eq!(
+            s.find(b"/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u"),
+            Some("/a")
+        );
+        assert_eq!(s.find(b"/data/d7/x/y/z/w/v/u/t/s/r/q/p"), Some("/data/d7"));
+        assert_eq!(s.find(b"/data/deeper/still/a/keyring/and/more/names"), None);
+        assert_eq!(
+            s.find(b"/data/d77777777777777777777777777777777777777"),
+            None
+        );
     }
 
     #[test]

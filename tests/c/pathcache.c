@@ -63,6 +63,7 @@ static long rsys(long n, long a, long b, long c, long d, long e) {
 #define R_MKDIR(p) rsys(SYS_mkdirat, AT_FDCWD, (long)(p), 0755, 0, 0)
 #define R_STAT(p, st) rsys(SYS_newfstatat, AT_FDCWD, (long)(p), (long)(st), AT_SYMLINK_NOFOLLOW, 0)
 #define R_RENAME(a, b) rsys(SYS_renameat2, AT_FDCWD, (long)(a), AT_FDCWD, (long)(b), 0)
+#define R_SYMLINK(t, p) rsys(SYS_symlinkat, (long)(t), AT_FDCWD, (long)(p), 0, 0)
 
 #define MAX_TRIES 2000
 
@@ -225,15 +226,49 @@ static int renamed(const char *dir, const char *newname, int by_child) {
     return 0;
 }
 
+/* The directory PARENT/D is opened; then (raw) PARENT moves to NEWPARENT
+ * and a symlink PARENT -> NEWPARENT takes its place, so the old path of
+ * the fd still reaches it, through a symlink. */
+static int parent_symlinked(const char *parent, const char *newparent) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/D", parent);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        perror(dir);
+        return 2;
+    }
+    errno = 0;
+    int f = openat(fd, "f0", O_CREAT | O_WRONLY, 0644);
+    show("before-openat", f);
+    if (f >= 0) close(f);
+    char target[8192], cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        perror("getcwd");
+        return 2;
+    }
+    snprintf(target, sizeof target, "%s/%s", cwd, newparent);
+    if (wrap(R_RENAME(parent, newparent)) < 0 || wrap(R_SYMLINK(target, parent)) < 0) {
+        perror("raw rename/symlink");
+        return 2;
+    }
+    errno = 0;
+    f = openat(fd, "f1", O_CREAT | O_WRONLY, 0644);
+    show("after-openat", f);
+    if (f >= 0) close(f);
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: pathcache fchmod-reuse|dirfd-reuse|renamed-child|renamed-raw A B\n");
+        fprintf(stderr, "usage: pathcache fchmod-reuse|dirfd-reuse|renamed-child|renamed-raw|parent-symlinked-raw A B\n");
         return 2;
     }
     if (strcmp(argv[1], "fchmod-reuse") == 0) return fchmod_reuse(argv[2], argv[3]);
     if (strcmp(argv[1], "dirfd-reuse") == 0) return dirfd_reuse(argv[2], argv[3]);
     if (strcmp(argv[1], "renamed-child") == 0) return renamed(argv[2], argv[3], 1);
     if (strcmp(argv[1], "renamed-raw") == 0) return renamed(argv[2], argv[3], 0);
+    if (strcmp(argv[1], "parent-symlinked-raw") == 0) return parent_symlinked(argv[2], argv[3]);
     fprintf(stderr, "pathcache: unknown step %s\n", argv[1]);
     return 2;
 }
