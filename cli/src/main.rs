@@ -1,5 +1,6 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
+mod cache;
 mod run;
 mod wrap;
 
