@@ -340,6 +340,9 @@ fn describe(s: &Settings) -> String {
     let _ = writeln!(o, "system = {}", s.system);
     let _ = writeln!(o, "secrets = {}", s.secrets);
     let _ = writeln!(o, "hide_outside = {}", s.hide_outside);
+    let _ = writeln!(o, "ipc = {}", s.ipc);
+    let _ = writeln!(o, "proc = {}", s.proc);
+    let _ = writeln!(o, "cache = {}", s.cache);
     for (name, l) in [("read", &s.read), ("write", &s.write)] {
         let _ = writeln!(o, "\n[{name}]");
         let _ = writeln!(o, "allow = {}", list(&l.allow));
@@ -378,6 +381,31 @@ fn describe(s: &Settings) -> String {
         "# secrets ({}): {}",
         if s.secrets { "denied always" } else { "off" },
         list(&s.secret_paths)
+    );
+    let _ = writeln!(
+        o,
+        "# ipc ({}): shm_open names the policy refuses are the tree's own, \
+         /dev/shm/fsguard.{}.NAME, readable and writable",
+        if s.ipc { "on" } else { "off" },
+        s.ipc_tag.as_deref().unwrap_or("?")
+    );
+    let _ = writeln!(
+        o,
+        "# proc ({}): readable under a root: /proc, /proc/<pid> and its task \
+         directory, and of any pid: {}; never environ, mem, maps, fd, ...",
+        if s.proc { "on" } else { "off" },
+        fsguard_policy::PROC_PUBLIC.join(", ")
+    );
+    let _ = writeln!(
+        o,
+        "# cache ({}): fsguard run sets {} and CARGO_HOME (links to the real one's \
+         entries, fresh lock files) below its private TMPDIR",
+        if s.cache { "on" } else { "off" },
+        fsguard_policy::CACHE_ENV
+            .iter()
+            .map(|(v, _)| *v)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let _ = writeln!(
         o,
