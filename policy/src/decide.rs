@@ -287,6 +287,11 @@ impl Policy {
         if self.settings.system && is_own_proc(path) {
             return Some(Rule::System("/proc/self"));
         }
+        // The names in /etc, not what they hold: pip's `distro` lists it to
+        // find `*-release` files; each file opened is decided on its own.
+        if self.settings.system && path == b"/etc" {
+            return Some(Rule::System("/etc (names)"));
+        }
         if self.settings.proc
             && access == Access::Read
             && (is_own_proc(path) || is_proc_public(path))
@@ -620,9 +625,16 @@ mod tests {
             rule(&p, Access::Read, "/proc/1/environ").0,
             std::process::id() == 1
         );
+        assert_eq!(
+            rule(&p, Access::Read, "/etc"),
+            (true, "system:\"/etc (names)\"".into()),
+            "a listing of /etc, never its files"
+        );
+        assert_eq!(rule(&p, Access::Write, "/etc").0, false);
         s.system = false;
         let p = Policy::new(s).unwrap();
         assert_eq!(rule(&p, Access::Read, "/usr/lib/x"), (false, "root".into()));
+        assert_eq!(rule(&p, Access::Read, "/etc").0, false);
     }
 
     #[test]
