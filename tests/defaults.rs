@@ -130,6 +130,31 @@ fn shared_memory_and_process_pool_under_a_root() {
 }
 
 #[test]
+fn leftover_shared_memory_is_removed_at_exit() {
+    if !Path::new("/dev/shm").is_dir() {
+        eprintln!("NOTE: no /dev/shm here; nothing to test");
+        return;
+    }
+    let td = TempDir::new("ipc-left");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    let name = format!("fsguard-test-left-{}", std::process::id());
+    // shm_open without the resource tracker: nothing unlinks it.
+    let code = r#"
+import json, os, sys, _posixshmem
+fd = _posixshmem.shm_open("/" + sys.argv[1], os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+os.write(fd, b"x")
+tag = json.loads(os.environ["FSGUARD_POLICY"])["ipc_tag"]
+print("in namespace", os.stat(f"/dev/shm/fsguard.{tag}.{sys.argv[1]}").st_size)
+"#;
+    let o = run(&mut guarded_py(&ws, &[], code, &[&name]));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert_no_blocked(&o);
+    assert!(o.stdout.contains("in namespace 1"), "{}", o.describe());
+    assert_eq!(shm_entries(&name), Vec::<String>::new(), "{}", o.describe());
+}
+
+#[test]
 fn another_processs_shared_memory_stays_refused() {
     if !Path::new("/dev/shm").is_dir() {
         eprintln!("NOTE: no /dev/shm here; nothing to test");

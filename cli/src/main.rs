@@ -1,6 +1,6 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
-mod cache;
+mod presets;
 mod run;
 mod wrap;
 

@@ -632,7 +632,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     ));
     env.push(("TMPDIR".into(), tmp.path.clone().into_os_string()));
     if settings.cache {
-        let cache = crate::cache::env(&tmp.path, &env);
+        let cache = crate::presets::cache_env(&tmp.path, &env);
         env.retain(|(k, _)| !cache.iter().any(|(c, _)| c == k));
         env.extend(cache);
     }
@@ -818,6 +818,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");
     }
     drop(tmp);
+    if let (true, Some(tag)) = (settings.ipc, &settings.ipc_tag) {
+        crate::presets::ipc_cleanup(tag);
+    }
     Ok(ExitCode::from(code))
 }
 

@@ -1,5 +1,7 @@
-//! The `cache` preset of `fsguard run`: tools' caches go to the private
-//! `TMPDIR`, so they neither write to the real home nor are refused.
+//! What `fsguard run` does for the presets beyond the policy: the `cache`
+//! preset's variables (tools' caches go to the private `TMPDIR`, so they
+//! neither write to the real home nor are refused), and the removal of the
+//! `ipc` namespace's leftovers at exit.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ const CARGO_PRIVATE: &[&str] = &[
 
 /// The variables the preset sets for the command, their directories made
 /// below `tmp`. `env` is the command's environment, for `CARGO_HOME`.
-pub fn env(tmp: &Path, env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
+pub fn cache_env(tmp: &Path, env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
     let get = |k: &str| {
         env.iter()
             .find(|(n, _)| n == k)
@@ -49,4 +51,23 @@ pub fn env(tmp: &Path, env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)
         }
     }
     out
+}
+
+/// Removes the shared memory objects and named semaphores the tree left in
+/// its `ipc` namespace (`/dev/shm/fsguard.<tag>.*`, `sem.fsguard.<tag>.*`),
+/// as the private `TMPDIR` is removed: they live in memory until unlinked.
+pub fn ipc_cleanup(tag: &str) {
+    let shm = format!("fsguard.{tag}.");
+    let sem = format!("sem.fsguard.{tag}.");
+    for e in std::fs::read_dir("/dev/shm")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name();
+        let n = name.as_encoded_bytes();
+        if n.starts_with(shm.as_bytes()) || n.starts_with(sem.as_bytes()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
