@@ -434,19 +434,25 @@ fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
     let bytes = resolved.as_os_str().as_encoded_bytes();
     let d = policy.decide(access, bytes);
     let verdict = if d.allowed { "allow" } else { "deny" };
+    // What would allow a denied access, as the trace line says it.
+    let hint = (!d.allowed)
+        .then(|| policy.hint(access, bytes, d.rule))
+        .flatten();
     if cli.json {
-        say(&format!(
-            "{}\n",
-            serde_json::json!({
-                "verdict": verdict,
-                "access": access.as_str(),
-                "path": resolved.display().to_string(),
-                "rule": d.rule.to_string(),
-            })
-        ));
+        let mut v = serde_json::json!({
+            "verdict": verdict,
+            "access": access.as_str(),
+            "path": resolved.display().to_string(),
+            "rule": d.rule.to_string(),
+        });
+        if let Some(h) = hint {
+            v["hint"] = h.to_string().into();
+        }
+        say(&format!("{v}\n"));
     } else {
+        let hint = hint.map(|h| format!(" hint=\"{h}\"")).unwrap_or_default();
         say(&format!(
-            "{verdict} {} {} rule={}\n",
+            "{verdict} {} {} rule={}{hint}\n",
             access.as_str(),
             resolved.display(),
             d.rule
