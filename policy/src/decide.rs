@@ -443,12 +443,21 @@ fn is_proc_public(path: &[u8]) -> bool {
         return true;
     }
     let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
-    let parts: Vec<&[u8]> = match rest.strip_prefix(b"/") {
-        Some(r) => r.split(|&b| b == b'/').collect(),
-        None => return false,
+    let Some(rest) = rest.strip_prefix(b"/") else {
+        return false;
     };
+    // At most four components; no allocation on the decision path.
+    let mut parts: [&[u8]; 5] = [&[]; 5];
+    let mut n = 0;
+    for part in rest.split(|&b| b == b'/') {
+        if n == parts.len() {
+            return false;
+        }
+        parts[n] = part;
+        n += 1;
+    }
     let public = |s: &[u8]| PROC_PUBLIC.iter().any(|p| p.as_bytes() == s);
-    match parts.as_slice() {
+    match &parts[..n] {
         [pid] => digits(pid),
         [pid, e] => digits(pid) && (public(e) || *e == b"task"),
         [pid, t, tid] => digits(pid) && *t == b"task" && digits(tid),
