@@ -457,3 +457,72 @@ print("cache write ok")
     assert!(!o.stdout.contains("cache write ok"), "{}", o.describe());
     assert!(!home.join(".cache/tool/f").exists());
 }
+
+#[test]
+fn check_shows_the_presets_and_explain_the_hint() {
+    let td = TempDir::new("check");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    let o = run(bare_cmd(cli()).args(["check", "--root", ws.to_str().unwrap()]));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    for want in [
+        "\nipc = true\n",
+        "\nproc = true\n",
+        "\ncache = true\n",
+        "# ipc (on): ",
+        "/dev/shm/fsguard.",
+        "# proc (on): ",
+        "# cache (on): ",
+    ] {
+        assert!(o.stdout.contains(want), "{want:?}:\n{}", o.describe());
+    }
+    let cfg = td.join("off.toml");
+    write_file(&cfg, "ipc = false\nproc = false\ncache = false\n", 0o644);
+    let o = run(bare_cmd(cli()).args([
+        "check",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--root",
+        ws.to_str().unwrap(),
+    ]));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    for want in [
+        "\nipc = false\n",
+        "# ipc (off)",
+        "# proc (off)",
+        "# cache (off)",
+    ] {
+        assert!(o.stdout.contains(want), "{want:?}:\n{}", o.describe());
+    }
+    // explain: the verdict, the rule, and what would allow it.
+    let out = td.join("outside");
+    let o = run(bare_cmd(cli()).args([
+        "explain",
+        "--json",
+        "--root",
+        ws.to_str().unwrap(),
+        "write",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.code(), Some(1), "{}", o.describe());
+    let want = format!("\"hint\":\"--allow-write {}\"", out.display());
+    assert!(o.stdout.contains(&want), "{}", o.describe());
+    let o = run(bare_cmd(cli()).args([
+        "explain",
+        "--root",
+        ws.to_str().unwrap(),
+        "read",
+        "/proc/1/stat",
+    ]));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert_eq!(o.stdout, "allow read /proc/1/stat rule=proc\n");
+    let o = run(bare_cmd(cli()).args([
+        "explain",
+        "--root",
+        ws.to_str().unwrap(),
+        "read",
+        "/proc/1/environ",
+    ]));
+    assert_eq!(o.code(), Some(1), "{}", o.describe());
+    assert!(o.stdout.starts_with("deny read /proc/1/environ rule=root"));
+}
