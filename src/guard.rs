@@ -248,6 +248,7 @@ impl Guard {
                     call,
                     t.access.unwrap_or(Access::Read),
                     raw,
+                    raw,
                     None,
                     Rule::Unresolved,
                 )
@@ -271,19 +272,19 @@ impl Guard {
             return if d.allowed {
                 Ok(())
             } else {
-                self.deny(call, Access::Read, path, dest, d.rule)
+                self.deny(call, Access::Read, mine, path, dest, d.rule)
             };
         };
         if t.moves {
             if let Some(rule) = self.policy.protected(mine) {
-                return self.deny(call, access, path, dest, rule);
+                return self.deny(call, access, mine, path, dest, rule);
             }
         }
         let d = self.policy.decide(access, mine);
         if d.allowed {
             Ok(())
         } else {
-            self.deny(call, access, path, dest, d.rule)
+            self.deny(call, access, mine, path, dest, d.rule)
         }
     }
 
@@ -295,16 +296,18 @@ impl Guard {
         path: &[u8],
         rule: Rule<'_>,
     ) -> Result<(), c_int> {
-        match self.deny(call, access, path, None, rule) {
+        match self.deny(call, access, path, path, None, rule) {
             Err(AUDITED) => Ok(()),
             r => r,
         }
     }
 
+    /// `mine` is the path this decision was about (the hint names it).
     fn deny(
         &self,
         call: &'static str,
         access: Access,
+        mine: &[u8],
         path: &[u8],
         dest: Option<&[u8]>,
         rule: Rule<'_>,
@@ -328,6 +331,7 @@ impl Guard {
             dest,
             rule,
             errno,
+            hint: self.policy.hint(access, mine, rule),
         });
         crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         Err(if audit { AUDITED } else { errno })

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
-use fsguard_policy::{Access, LogFormat, LogTarget, Rule};
+use fsguard_policy::{Access, Hint, LogFormat, LogTarget, Rule};
 use rustix::fs::{Mode, OFlags, CWD};
 
 /// Room for a line: two paths of PATH_MAX, escaped, and the fields.
@@ -126,6 +126,8 @@ pub struct Event<'a> {
     pub rule: Rule<'a>,
     /// errno the call fails with (0 when it goes ahead).
     pub errno: i32,
+    /// The rule that would allow the access, if one can.
+    pub hint: Option<Hint<'a>>,
 }
 
 impl Sink {
@@ -303,6 +305,7 @@ impl Sink {
                     dest: None,
                     rule: Rule::Unguarded(kind),
                     errno: 0,
+                    hint: None,
                 };
                 json(&mut line, &ev, &self.exe);
             }
@@ -602,6 +605,11 @@ fn text(line: &mut Line, ev: &Event<'_>) {
         value(line, dest);
     }
     let _ = write!(line, " rule={}", ev.rule);
+    // A hint has a space and never a quote, backslash or control
+    // character (Policy::hint refuses such paths): quoted as it is.
+    if let Some(h) = &ev.hint {
+        let _ = write!(line, " hint=\"{h}\"");
+    }
 }
 
 fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
@@ -623,6 +631,9 @@ fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
     }
     line.push(b",\"rule\":\"");
     escaped(line, rule.as_bytes(), Bytes::Json);
+    if let Some(h) = &ev.hint {
+        let _ = write!(line, "\",\"hint\":\"{h}");
+    }
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
     let _ = write!(
         line,
@@ -652,6 +663,7 @@ mod tests {
             dest,
             rule,
             errno: 13,
+            hint: None,
         }
     }
 

@@ -112,8 +112,10 @@ fn scratch(tag: &str) -> PathBuf {
     }
     std::fs::write(
         d.join("deny.toml"),
-        // A config's relative patterns are against the root (ws).
-        "root = \"ws\"\n[read]\nallow = [\"../ro/readable\"]\n",
+        // A config's relative patterns are against the root (ws). Without
+        // the ipc preset, which would give shm_open a namespace of its own
+        // (tests/defaults.rs), /dev/shm is outside the root like any path.
+        "root = \"ws\"\nipc = false\n[read]\nallow = [\"../ro/readable\"]\n",
     )
     .unwrap();
     std::fs::write(
@@ -229,7 +231,7 @@ fn run(dir: &Path, config: Option<&str>, case: &str, args: &[&str]) -> Run {
 }
 
 /// The expected trace line: paths relative to the scratch dir unless
-/// absolute.
+/// absolute. Its hint names the refused end: the one outside the root.
 fn trace(dir: &Path, call: &str, access: &str, path: &str, dest: Option<&str>) -> String {
     let abs = |p: &str| {
         if p.starts_with('/') {
@@ -238,11 +240,16 @@ fn trace(dir: &Path, call: &str, access: &str, path: &str, dest: Option<&str>) -
             dir.join(p).display().to_string()
         }
     };
+    let refused = match dest {
+        Some(d) if Path::new(&abs(path)).starts_with(dir.join("ws")) => abs(d),
+        _ => abs(path),
+    };
+    let list = if access == "write" { "write" } else { "read" };
     let dest = dest
         .map(|d| format!(" dest={}", abs(d)))
         .unwrap_or_default();
     format!(
-        "[fsguard] blocked {call} {access} path={}{dest} rule=root",
+        "[fsguard] blocked {call} {access} path={}{dest} rule=root hint=\"--allow-{list} {refused}\"",
         abs(path)
     )
 }

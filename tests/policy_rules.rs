@@ -112,12 +112,12 @@ fn deny_inside_allow_and_deny_always() {
     assert_eq!(
         blocked,
         vec![
-            format!("[fsguard] blocked open read path={dd}/ws/.env rule=read.deny:\"{dd}/ws/**/.env*\""),
-            format!("[fsguard] blocked open read path={dd}/ws/.env.local rule=read.deny:\"{dd}/ws/**/.env*\""),
+            format!("[fsguard] blocked open read path={dd}/ws/.env rule=read.deny:\"{dd}/ws/**/.env*\" hint=\"--allow-read {dd}/ws/.env\""),
+            format!("[fsguard] blocked open read path={dd}/ws/.env.local rule=read.deny:\"{dd}/ws/**/.env*\" hint=\"--allow-read {dd}/ws/.env.local\""),
             format!("[fsguard] blocked open read path={dd}/ws/k.pem rule=read.deny_always:\"{dd}/ws/**/*.pem\""),
             format!("[fsguard] blocked open read path={dd}/ws/sub/deep/x.pem rule=read.deny_always:\"{dd}/ws/**/*.pem\""),
-            format!("[fsguard] blocked open read path={dd}/outside.txt rule=root"),
-            format!("[fsguard] blocked open write path={dd}/outside.txt rule=root"),
+            format!("[fsguard] blocked open read path={dd}/outside.txt rule=root hint=\"--allow-read {dd}/outside.txt\""),
+            format!("[fsguard] blocked open write path={dd}/outside.txt rule=root hint=\"--allow-write {dd}/outside.txt\""),
         ],
         "{}",
         o.show()
@@ -395,7 +395,7 @@ fn env_mode_log_format_and_errno() {
     let dd = d.path().display();
     assert_eq!(
         text,
-        format!("[fsguard] audit open write path={dd}/outside.txt rule=root\n[fsguard] audit open read path={dd}/outside.txt rule=root\n")
+        format!("[fsguard] audit open write path={dd}/outside.txt rule=root hint=\"--allow-write {dd}/outside.txt\"\n[fsguard] audit open read path={dd}/outside.txt rule=root hint=\"--allow-read {dd}/outside.txt\"\n")
     );
     // FSGUARD_ERRNO=EPERM and FSGUARD_LOG_FORMAT=json on stderr.
     let o = expect(
@@ -508,7 +508,7 @@ fn every_cli_flag_layers_over_config_and_env() {
     assert_eq!(
         lines(&o.stderr, "audit"),
         vec![format!(
-            "[fsguard] audit open write path={dd}/ws/a.txt rule=readonly"
+            "[fsguard] audit open write path={dd}/ws/a.txt rule=readonly hint=\"--allow-write {dd}/ws/a.txt\""
         )]
     );
     // --log FILE over FSGUARD_LOG=stderr, --log-format json over FSGUARD_LOG_FORMAT=text.
@@ -522,9 +522,15 @@ fn every_cli_flag_layers_over_config_and_env() {
         p,
         &[("w:ws/a.txt", "EACCES")],
     );
-    // No trace line on stderr; the supervisor's summary stays.
+    // No trace line on stderr; the supervisor's summary stays, with the
+    // rule that would allow the access.
+    let hint = format!(
+        "fsguard: to allow: --allow-write {dd}/ws/a.txt  (config: [write] allow = [\"{dd}/ws/a.txt\"])"
+    );
     assert!(
-        o.stderr.starts_with("fsguard: 1 access blocked") && o.stderr.lines().count() == 1,
+        o.stderr.starts_with("fsguard: 1 access blocked")
+            && o.stderr.lines().count() == 2
+            && o.stderr.lines().nth(1) == Some(hint.as_str()),
         "{}",
         o.show()
     );
@@ -538,7 +544,9 @@ fn every_cli_flag_layers_over_config_and_env() {
         &[("w:ws/a.txt", "EACCES")],
     );
     assert!(
-        o.stderr.starts_with("fsguard: 1 access blocked") && o.stderr.lines().count() == 1,
+        o.stderr.starts_with("fsguard: 1 access blocked")
+            && o.stderr.lines().count() == 2
+            && o.stderr.lines().nth(1) == Some(hint.as_str()),
         "{}",
         o.show()
     );

@@ -4,6 +4,7 @@ mod discover;
 mod embed;
 mod gate;
 mod outcome;
+mod presets;
 mod run;
 mod wrap;
 
@@ -362,6 +363,9 @@ fn describe(s: &Settings) -> String {
     let _ = writeln!(o, "system = {}", s.system);
     let _ = writeln!(o, "secrets = {}", s.secrets);
     let _ = writeln!(o, "hide_outside = {}", s.hide_outside);
+    let _ = writeln!(o, "ipc = {}", s.ipc);
+    let _ = writeln!(o, "proc = {}", s.proc);
+    let _ = writeln!(o, "cache = {}", s.cache);
     for (name, l) in [("read", &s.read), ("write", &s.write)] {
         let _ = writeln!(o, "\n[{name}]");
         let _ = writeln!(o, "allow = {}", list(&l.allow));
@@ -403,6 +407,31 @@ fn describe(s: &Settings) -> String {
     );
     let _ = writeln!(
         o,
+        "# ipc ({}): shm_open names the policy refuses are the tree's own, \
+         /dev/shm/fsguard.{}.NAME, readable and writable",
+        if s.ipc { "on" } else { "off" },
+        s.ipc_tag.as_deref().unwrap_or("?")
+    );
+    let _ = writeln!(
+        o,
+        "# proc ({}): readable under a root: /proc, /proc/<pid> and its task \
+         directory, and of any pid: {}; never environ, mem, maps, fd, ...",
+        if s.proc { "on" } else { "off" },
+        fsguard_policy::PROC_PUBLIC.join(", ")
+    );
+    let _ = writeln!(
+        o,
+        "# cache ({}): fsguard run sets {} and CARGO_HOME (links to the real one's \
+         entries, fresh lock files) below its private TMPDIR",
+        if s.cache { "on" } else { "off" },
+        fsguard_policy::CACHE_ENV
+            .iter()
+            .map(|(v, _)| *v)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        o,
         "# devices (always allowed): {}",
         list(
             &fsguard_policy::DEVICES
@@ -428,19 +457,25 @@ fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
     let bytes = resolved.as_os_str().as_encoded_bytes();
     let d = policy.decide(access, bytes);
     let verdict = if d.allowed { "allow" } else { "deny" };
+    // What would allow a denied access, as the trace line says it.
+    let hint = (!d.allowed)
+        .then(|| policy.hint(access, bytes, d.rule))
+        .flatten();
     if cli.json {
-        say(&format!(
-            "{}\n",
-            serde_json::json!({
-                "verdict": verdict,
-                "access": access.as_str(),
-                "path": resolved.display().to_string(),
-                "rule": d.rule.to_string(),
-            })
-        ));
+        let mut v = serde_json::json!({
+            "verdict": verdict,
+            "access": access.as_str(),
+            "path": resolved.display().to_string(),
+            "rule": d.rule.to_string(),
+        });
+        if let Some(h) = hint {
+            v["hint"] = h.to_string().into();
+        }
+        say(&format!("{v}\n"));
     } else {
+        let hint = hint.map(|h| format!(" hint=\"{h}\"")).unwrap_or_default();
         say(&format!(
-            "{verdict} {} {} rule={}\n",
+            "{verdict} {} {} rule={}{hint}\n",
             access.as_str(),
             resolved.display(),
             d.rule

@@ -520,6 +520,11 @@ fn landlock_ruleset(
         }
     }
     add(tmp, all);
+    // The `ipc` preset's shared memory; Landlock cannot name a prefix, so
+    // the library alone keeps other processes' objects refused.
+    if s.ipc {
+        add(Path::new("/dev/shm"), read | write);
+    }
     for d in DEVICES {
         add(Path::new(d), all);
     }
@@ -653,7 +658,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         _ => None,
     };
     settings.log.relayed = log_file.is_some();
-    Policy::new(settings.clone()).map_err(|e| e.to_string())?;
+    let policy = Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
     if opts.landlock != Landlock::Off {
@@ -734,6 +739,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         rep_w.as_raw_fd().to_string().into(),
     ));
     env.push(("TMPDIR".into(), tmp.path.clone().into_os_string()));
+    if settings.cache {
+        let cache = crate::presets::cache_env(&tmp.path, &env);
+        env.retain(|(k, _)| !cache.iter().any(|(c, _)| c == k));
+        env.extend(cache);
+    }
     let traced = unguarded.is_none();
     if traced {
         env.push((
@@ -918,6 +928,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if let (Some(f), true) = (&found, report.blocked + report.audited > 0) {
             eprintln!("fsguard: policy was {}", f.display());
         }
+        report.hints(&policy);
     }
     let code = crate::outcome::fail_on_block(
         opts.fail_on_block,
@@ -930,6 +941,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");
     }
     drop(tmp);
+    if let (true, Some(tag)) = (settings.ipc, &settings.ipc_tag) {
+        crate::presets::ipc_cleanup(tag);
+    }
     Ok(ExitCode::from(code))
 }
 
@@ -1340,6 +1354,34 @@ impl Report {
         match self.events.iter_mut().find(|(e, _)| *e == ev) {
             Some((_, n)) => *n += 1,
             None => self.events.push((ev, 1)),
+        }
+    }
+
+    /// One line per distinct rule that would allow what was blocked: the
+    /// flag and the config line (never for `deny_always` or `secrets`).
+    fn hints(&self, policy: &Policy) {
+        let mut seen: Vec<String> = Vec::new();
+        for (ev, _) in &self.events {
+            let mut it = ev.splitn(3, ' ');
+            let (Some(_call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
+                continue;
+            };
+            let Some(access) = fsguard_policy::Access::parse(access) else {
+                continue;
+            };
+            let d = policy.decide(access, path.as_bytes());
+            if d.allowed {
+                continue;
+            }
+            if let Some(h) = policy.hint(access, path.as_bytes(), d.rule) {
+                let line = format!("{h}  (config: {})", h.toml());
+                if !seen.contains(&line) {
+                    seen.push(line);
+                }
+            }
+        }
+        for line in seen.iter().take(SUMMARY_MAX) {
+            eprintln!("fsguard: to allow: {line}");
         }
     }
 

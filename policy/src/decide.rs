@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::pattern::PatternSet;
-use crate::presets::DEVICES;
+use crate::presets::{DEVICES, PROC_PUBLIC};
 use crate::settings::{Error, LogTarget, Mode, Settings};
 use crate::{is_within, Access};
 
@@ -39,6 +39,10 @@ pub enum Rule<'a> {
     System(&'a str),
     /// Step 2: the private temporary directory `fsguard run` gives the command.
     Tmpdir,
+    /// Step 4: the guarded tree's own shared memory (`ipc` preset).
+    Ipc,
+    /// Step 6 or 7: a `/proc/<pid>` fact any user may read (`proc` preset).
+    Proc,
     /// Step 7: the access has `allow` rules, none of which matches: an
     /// allow-list refuses everything it does not name.
     NotAllowed,
@@ -70,6 +74,8 @@ impl fmt::Display for Rule<'_> {
             Rule::Root => f.write_str("root"),
             Rule::System(p) => write!(f, "system:{}", Quoted(p)),
             Rule::Tmpdir => f.write_str("tmpdir"),
+            Rule::Ipc => f.write_str("ipc"),
+            Rule::Proc => f.write_str("proc"),
             Rule::NotAllowed => f.write_str("not_allowed"),
             Rule::Default => f.write_str("default"),
             Rule::Unresolved => f.write_str("unresolved"),
@@ -140,6 +146,10 @@ pub struct Policy {
     reads_confined: bool,
     /// The trace log file, protected from the guarded program.
     log: Option<Box<[u8]>>,
+    /// `/dev/shm/fsguard.<tag>.`: the tree's shared memory (`ipc`).
+    ipc_shm: Option<Box<[u8]>>,
+    /// `/dev/shm/sem.fsguard.<tag>.`: its named semaphores.
+    ipc_sem: Option<Box<[u8]>>,
 }
 
 impl Policy {
@@ -171,8 +181,17 @@ impl Policy {
             },
             devices: PatternSet::new(DEVICES).map_err(Error::new)?,
             log: protected_log(&settings.log.target),
+            ipc_shm: None,
+            ipc_sem: None,
             settings,
         };
+        if let (true, Some(tag)) = (p.settings.ipc, &p.settings.ipc_tag) {
+            if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return Err(Error::new(format!("ipc_tag: bad value {tag:?}")));
+            }
+            p.ipc_shm = Some(format!("/dev/shm/fsguard.{tag}.").into_bytes().into());
+            p.ipc_sem = Some(format!("/dev/shm/sem.fsguard.{tag}.").into_bytes().into());
+        }
         p.reads_confined = p.root.is_some()
             || !p.read.allow.is_empty()
             || !p.read.deny.is_empty()
@@ -242,6 +261,9 @@ impl Policy {
         if path.first() != Some(&b'/') || self.devices.matches(path) {
             return allow(Rule::Device);
         }
+        if self.is_ipc(path) {
+            return allow(Rule::Ipc);
+        }
         // What a program may write, it may read back.
         if access != Access::Write {
             if let Some(p) = self.write.allow.find(path) {
@@ -285,7 +307,77 @@ impl Policy {
         if self.settings.system && is_own_proc(path) {
             return Some(Rule::System("/proc/self"));
         }
+        // The names in /etc, not what they hold: pip's `distro` lists it to
+        // find `*-release` files; each file opened is decided on its own.
+        if self.settings.system && path == b"/etc" {
+            return Some(Rule::System("/etc (names)"));
+        }
+        if self.settings.proc
+            && access == Access::Read
+            && (is_own_proc(path) || is_proc_public(path))
+        {
+            return Some(Rule::Proc);
+        }
         None
+    }
+
+    /// The shared-memory name prefix of the guarded tree (`fsguard.<tag>.`)
+    /// when the `ipc` preset is on: `shm_open` names the policy would refuse
+    /// are opened under it.
+    pub fn ipc_prefix(&self) -> Option<&[u8]> {
+        self.ipc_shm.as_deref().map(|p| &p[b"/dev/shm/".len()..])
+    }
+
+    /// `/dev/shm/fsguard.<tag>.*` or `/dev/shm/sem.fsguard.<tag>.*`.
+    fn is_ipc(&self, path: &[u8]) -> bool {
+        [&self.ipc_shm, &self.ipc_sem]
+            .into_iter()
+            .flatten()
+            .any(|p| path.len() > p.len() && path.starts_with(p))
+    }
+
+    /// What would allow a refused access: `--allow-write ~/.cache/tool`.
+    /// `None` for what no allow rule can change (`deny_always`, `secrets`,
+    /// an unresolvable path) or a path a flag cannot name exactly (glob
+    /// characters, bytes that are not UTF-8).
+    pub fn hint<'a>(&'a self, access: Access, path: &'a [u8], rule: Rule<'_>) -> Option<Hint<'a>> {
+        if !matches!(
+            rule,
+            Rule::Root | Rule::NotAllowed | Rule::Readonly | Rule::Deny(..)
+        ) {
+            return None;
+        }
+        let path = std::str::from_utf8(path).ok()?;
+        if !path.starts_with('/')
+            || path
+                .bytes()
+                .any(|b| b"*?[]{}\\'\"".contains(&b) || b < 0x20 || b == 0x7f)
+        {
+            return None;
+        }
+        let home = self.settings.home.as_deref().filter(|h| *h != "/");
+        let (tilde, rel) = match home.and_then(|h| path.strip_prefix(h)) {
+            Some(r) if r.starts_with('/') => (true, &r[1..]),
+            _ => (false, path),
+        };
+        // A tool's own directory under the home (`~/.cache/pip`), so one
+        // rule covers the files the tool makes next.
+        let mut target = rel;
+        if tilde {
+            for base in [".cache/", ".config/", ".local/share/", ".local/state/"] {
+                if let Some(r) = rel.strip_prefix(base) {
+                    let tool = r.split('/').next().unwrap_or("");
+                    if !tool.is_empty() {
+                        target = &rel[..base.len() + tool.len()];
+                    }
+                }
+            }
+        }
+        Some(Hint {
+            access,
+            tilde,
+            target,
+        })
     }
 
     /// A `deny_always` read rule, credential path or the trace log covering
@@ -329,6 +421,91 @@ fn protected_log(target: &LogTarget) -> Option<Box<[u8]>> {
         .iter()
         .any(|d| is_within(f, d));
     (!special && f.first() == Some(&b'/')).then(|| f.into())
+}
+
+/// A suggested rule that allows a refused access; see [`Policy::hint`].
+/// Displays as the flag (`--allow-write ~/.cache/pip`);
+/// [`Hint::toml`] gives the config line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint<'a> {
+    access: Access,
+    tilde: bool,
+    target: &'a str,
+}
+
+impl Hint<'_> {
+    /// The list the rule goes to: `read` or `write`.
+    pub fn list(&self) -> &'static str {
+        match self.access {
+            Access::Write => "write",
+            Access::Read | Access::Exec => "read",
+        }
+    }
+
+    /// The pattern, `~/` for the home.
+    pub fn pattern(&self) -> String {
+        if self.tilde {
+            format!("~/{}", self.target)
+        } else {
+            self.target.to_string()
+        }
+    }
+
+    /// The config line: `[write] allow = ["~/.cache/pip"]`.
+    pub fn toml(&self) -> String {
+        format!("[{}] allow = [\"{}\"]", self.list(), self.pattern())
+    }
+}
+
+impl fmt::Display for Hint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quote = self.target.contains(' ');
+        write!(f, "--allow-{} ", self.list())?;
+        if quote {
+            f.write_str("'")?;
+        }
+        if self.tilde {
+            f.write_str("~/")?;
+        }
+        f.write_str(self.target)?;
+        if quote {
+            f.write_str("'")?;
+        }
+        Ok(())
+    }
+}
+
+/// `/proc` itself, `/proc/<pid>`, its `task` directory, a thread's
+/// directory, and their [`PROC_PUBLIC`] entries.
+fn is_proc_public(path: &[u8]) -> bool {
+    let Some(rest) = path.strip_prefix(b"/proc") else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    let Some(rest) = rest.strip_prefix(b"/") else {
+        return false;
+    };
+    // At most four components; no allocation on the decision path.
+    let mut parts: [&[u8]; 5] = [&[]; 5];
+    let mut n = 0;
+    for part in rest.split(|&b| b == b'/') {
+        if n == parts.len() {
+            return false;
+        }
+        parts[n] = part;
+        n += 1;
+    }
+    let public = |s: &[u8]| PROC_PUBLIC.iter().any(|p| p.as_bytes() == s);
+    match &parts[..n] {
+        [pid] => digits(pid),
+        [pid, e] => digits(pid) && (public(e) || *e == b"task"),
+        [pid, t, tid] => digits(pid) && *t == b"task" && digits(tid),
+        [pid, t, tid, e] => digits(pid) && *t == b"task" && digits(tid) && public(e),
+        _ => false,
+    }
 }
 
 /// `/proc/<own pid>/…`: what the process reads about itself.
@@ -499,9 +676,16 @@ mod tests {
             rule(&p, Access::Read, "/proc/1/environ").0,
             std::process::id() == 1
         );
+        assert_eq!(
+            rule(&p, Access::Read, "/etc"),
+            (true, "system:\"/etc (names)\"".into()),
+            "a listing of /etc, never its files"
+        );
+        assert_eq!(rule(&p, Access::Write, "/etc").0, false);
         s.system = false;
         let p = Policy::new(s).unwrap();
         assert_eq!(rule(&p, Access::Read, "/usr/lib/x"), (false, "root".into()));
+        assert_eq!(rule(&p, Access::Read, "/etc").0, false);
     }
 
     #[test]
@@ -622,6 +806,122 @@ mod tests {
         assert_eq!(
             rule(&p, Access::Write, "/a \"b\"/x").1,
             "write.deny:\"/a \\\"b\\\"\""
+        );
+    }
+
+    #[test]
+    fn proc_preset_public_facts_of_any_pid_never_secrets() {
+        let mut s = base();
+        s.root = Some("/ws".into());
+        let p = Policy::new(s.clone()).unwrap();
+        for ok in [
+            "/proc",
+            "/proc/1",
+            "/proc/1/stat",
+            "/proc/1/status",
+            "/proc/1/cmdline",
+            "/proc/1/task",
+            "/proc/1/task/7/stat",
+        ] {
+            assert_eq!(rule(&p, Access::Read, ok), (true, "proc".into()), "{ok}");
+        }
+        for no in [
+            "/proc/1/environ",
+            "/proc/1/mem",
+            "/proc/1/maps",
+            "/proc/1/fd/3",
+            "/proc/1/cwd",
+            "/proc/1/task/7/environ",
+            "/proc/1/stat/x",
+            "/proc/self1/stat",
+            "/proc/sys/kernel/hostname",
+        ] {
+            assert_eq!(rule(&p, Access::Read, no), (false, "root".into()), "{no}");
+        }
+        assert_eq!(rule(&p, Access::Write, "/proc/1/stat").0, false);
+        assert_eq!(rule(&p, Access::Exec, "/proc/1/stat").0, false);
+        s.proc = false;
+        let p = Policy::new(s).unwrap();
+        assert_eq!(rule(&p, Access::Read, "/proc/1/stat").0, false);
+    }
+
+    #[test]
+    fn ipc_preset_allows_the_trees_namespace_only() {
+        let mut s = base();
+        s.root = Some("/ws".into());
+        s.readonly = true;
+        s.ipc_tag = Some("1a2b".into());
+        let p = Policy::new(s.clone()).unwrap();
+        assert_eq!(p.ipc_prefix(), Some(&b"fsguard.1a2b."[..]));
+        for a in [Access::Read, Access::Write] {
+            for ok in [
+                "/dev/shm/fsguard.1a2b.psm_1",
+                "/dev/shm/sem.fsguard.1a2b.mp-x",
+            ] {
+                assert_eq!(rule(&p, a, ok), (true, "ipc".into()), "{ok}");
+            }
+            for no in [
+                "/dev/shm/psm_1",
+                "/dev/shm/fsguard.1a2c.psm_1",
+                "/dev/shm/fsguard.1a2b.",
+                "/dev/shm/sem.mp-x",
+            ] {
+                assert_eq!(rule(&p, a, no).0, false, "{no}");
+            }
+        }
+        s.ipc = false;
+        let p = Policy::new(s.clone()).unwrap();
+        assert_eq!(p.ipc_prefix(), None);
+        assert_eq!(rule(&p, Access::Write, "/dev/shm/fsguard.1a2b.x").0, false);
+        s.ipc = true;
+        s.ipc_tag = Some("../x".into());
+        assert!(Policy::new(s).is_err(), "a tag is a name, never a path");
+    }
+
+    #[test]
+    fn hints_name_the_allow_rule_never_for_deny_always_or_secrets() {
+        let mut s = base();
+        s.root = Some("/ws".into());
+        s.home = Some("/home/u".into());
+        s.write.deny_always = vec!["/ws/.git/hooks".into()];
+        let p = Policy::new(s).unwrap();
+        let hint = |a: Access, path: &str| {
+            let d = p.decide(a, path.as_bytes());
+            assert!(!d.allowed, "{path}");
+            p.hint(a, path.as_bytes(), d.rule)
+                .map(|h| (h.to_string(), h.toml()))
+        };
+        assert_eq!(
+            hint(Access::Write, "/home/u/.cache/virtualenv/wheel/x.whl"),
+            Some((
+                "--allow-write ~/.cache/virtualenv".into(),
+                "[write] allow = [\"~/.cache/virtualenv\"]".into()
+            ))
+        );
+        assert_eq!(
+            hint(Access::Read, "/etc/passwd").map(|h| h.0),
+            Some("--allow-read /etc/passwd".into())
+        );
+        assert_eq!(
+            hint(Access::Exec, "/opt/t/run").map(|h| h.0),
+            Some("--allow-read /opt/t/run".into())
+        );
+        assert_eq!(
+            hint(Access::Write, "/home/u/my file").map(|h| h.0),
+            Some("--allow-write '~/my file'".into())
+        );
+        assert_eq!(hint(Access::Write, "/home/u/.ssh/id_rsa"), None);
+        assert_eq!(hint(Access::Write, "/ws/.git/hooks/pre-commit"), None);
+        assert_eq!(hint(Access::Write, "/tmp/a*b"), None, "a glob is not exact");
+        assert_eq!(hint(Access::Write, "/tmp/a\"b"), None);
+        // The hint, applied, allows the access.
+        let mut s = base();
+        s.root = Some("/ws".into());
+        s.write.allow = vec!["/home/u/.cache/virtualenv".into()];
+        let p = Policy::new(s).unwrap();
+        assert!(
+            p.decide(Access::Write, b"/home/u/.cache/virtualenv/wheel/x.whl")
+                .allowed
         );
     }
 

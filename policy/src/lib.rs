@@ -16,9 +16,9 @@ mod pattern;
 mod presets;
 mod settings;
 
-pub use decide::{Decision, Policy, Rule};
+pub use decide::{Decision, Hint, Policy, Rule};
 pub use pattern::PatternSet;
-pub use presets::{DEVICES, SECRETS, SYSTEM, TOOL_CONFIGS};
+pub use presets::{CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, TOOL_CONFIGS};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
     LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS,

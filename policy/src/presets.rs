@@ -109,4 +109,39 @@ pub const TOOL_CONFIGS: &[&str] = &[
     "~/.inputrc",
     "~/.terminfo",
     "~/.config/matplotlib",
+    // rustup's toolchains and settings: `~/.cargo/bin/cargo` is rustup's
+    // proxy, which reads them to pick the toolchain it runs.
+    "~/.rustup",
+];
+
+/// Entries of `/proc/<pid>` (and `/proc/<pid>/task/<tid>`) any user may
+/// read about any process (what `ps` and `top` show), readable under a root
+/// with the `proc` preset. Entries the kernel guards by ptrace rules
+/// (`environ`, `mem`, `maps`, `auxv`, `fd`, `cwd`, `exe`, `io`, `stack`, …)
+/// are not here: of other processes they stay refused.
+pub const PROC_PUBLIC: &[&str] = &[
+    "stat",
+    "status",
+    "statm",
+    "cmdline",
+    "comm",
+    "cgroup",
+    "loginuid",
+    "sessionid",
+    "oom_score",
+    "oom_score_adj",
+    "schedstat",
+    "wchan",
+];
+
+/// Cache locations `fsguard run` points into its private `TMPDIR` with the
+/// `cache` preset: `(variable, directory below TMPDIR)`. pip, virtualenv,
+/// pytest plugins and most tools following the XDG rules cache under
+/// `XDG_CACHE_HOME`; pip and virtualenv also have their own variables,
+/// which win over it when set in the caller's environment, so they are set
+/// too.
+pub const CACHE_ENV: &[(&str, &str)] = &[
+    ("XDG_CACHE_HOME", ".cache"),
+    ("PIP_CACHE_DIR", ".cache/pip"),
+    ("VIRTUALENV_OVERRIDE_APP_DATA", ".cache/virtualenv"),
 ];

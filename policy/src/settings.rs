@@ -150,6 +150,30 @@ pub struct Settings {
     /// `deny_always` and `secrets` still apply).
     #[serde(default)]
     pub tmpdir: Option<String>,
+    /// The `ipc` preset: POSIX shared memory the guarded tree creates is
+    /// allowed, in a namespace of its own (see [`Settings::ipc_tag`]).
+    #[serde(default = "yes")]
+    pub ipc: bool,
+    /// The `proc` preset: `/proc/<pid>` facts every user may read anyway
+    /// (`stat`, `status`, `cmdline`, …) are readable under a root.
+    #[serde(default = "yes")]
+    pub proc: bool,
+    /// The `cache` preset: `fsguard run` points tools' caches
+    /// (`XDG_CACHE_HOME`, `PIP_CACHE_DIR`, …) into its private `TMPDIR`.
+    #[serde(default = "yes")]
+    pub cache: bool,
+    /// The tree's shared-memory namespace: objects the tree creates are
+    /// named `/dev/shm/fsguard.<tag>.<name>`. Made once, by the process that
+    /// builds the policy, and inherited with it.
+    #[serde(default)]
+    pub ipc_tag: Option<String>,
+    /// `$HOME` at load, to write hints as `~/…`.
+    #[serde(default)]
+    pub home: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl UnguardedExec {
@@ -182,6 +206,11 @@ impl Default for Settings {
             secret_paths: Vec::new(),
             implicit: false,
             tmpdir: None,
+            ipc: true,
+            proc: true,
+            cache: true,
+            ipc_tag: None,
+            home: None,
         }
     }
 }
@@ -270,6 +299,9 @@ struct ConfigFile {
     secrets: Option<bool>,
     hide_outside: Option<bool>,
     unguarded_exec: Option<UnguardedExec>,
+    ipc: Option<bool>,
+    proc: Option<bool>,
+    cache: Option<bool>,
     read: Option<ListsFile>,
     write: Option<ListsFile>,
     log: Option<LogFile>,
@@ -443,6 +475,15 @@ impl Builder {
         }
         if let Some(v) = cfg.unguarded_exec {
             self.s.unguarded_exec = v;
+        }
+        if let Some(v) = cfg.ipc {
+            self.s.ipc = v;
+        }
+        if let Some(v) = cfg.proc {
+            self.s.proc = v;
+        }
+        if let Some(v) = cfg.cache {
+            self.s.cache = v;
         }
         for (access, lists) in [(Access::Read, cfg.read), (Access::Write, cfg.write)] {
             let Some(lists) = lists else { continue };
@@ -677,6 +718,11 @@ impl Builder {
             }
         }
         s.system_paths = system_paths(&ctx, s.root.as_deref());
+        s.home = ctx
+            .home
+            .as_ref()
+            .map(|h| canonical_prefix(h).display().to_string());
+        s.ipc_tag = Some(ipc_tag());
         s.secret_paths = match &ctx.home {
             Some(home) => presets::SECRETS
                 .iter()
@@ -686,6 +732,15 @@ impl Builder {
         };
         Ok(s)
     }
+}
+
+/// A name no other live process's tree uses: this process's id and the
+/// clock, in hex.
+fn ipc_tag() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
+    format!("{:x}{:08x}", std::process::id(), nanos)
 }
 
 fn bad_value(key: &str, v: &str, expected: &str) -> Error {
@@ -1033,6 +1088,27 @@ mod tests {
             assert!(!e.contains('\n'), "one line: {e:?}");
         }
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn preset_keys_default_on_and_switch_off() {
+        let cfg = Path::new("/policy.toml");
+        let s = Builder::new(ctx(Path::new("/"))).finish().unwrap();
+        assert!(s.ipc && s.proc && s.cache);
+        let tag = s.ipc_tag.clone().unwrap();
+        assert!(!tag.is_empty() && tag.bytes().all(|b| b.is_ascii_hexdigit()));
+        let mut b = Builder::new(ctx(Path::new("/")));
+        b.config_str("ipc = false\nproc = false\ncache = false\n", cfg)
+            .unwrap();
+        let s = b.finish().unwrap();
+        assert!(!s.ipc && !s.proc && !s.cache);
+        let back = Settings::from_frozen(&s.to_frozen()).unwrap();
+        assert_eq!(back, s, "children get the same presets and namespace");
+        let e = Builder::new(ctx(Path::new("/")))
+            .config_str("ipcs = false\n", cfg)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ipcs: unknown field"), "{e}");
     }
 
     #[test]
