@@ -1,6 +1,8 @@
 //! `fsguard`: run a command under libfsguard, check a policy, explain a verdict.
 
+mod report;
 mod run;
+mod suggest;
 mod wrap;
 
 use std::ffi::OsString;
@@ -27,6 +29,9 @@ usage:
                                            write ~/.local/bin/NAME, a script that runs
                                            CMD under these options (wrap --help)
   fsguard unwrap NAME                      remove a script fsguard wrap made
+  fsguard suggest [OPTIONS] LOG.jsonl... | -- CMD [ARGS...]
+                                           a policy that allows what a run did
+                                           (suggest --help)
 options:
   --readonly[=ROOT]        deny every write (and confine to ROOT if given)
   --root DIR               confine reads and writes to DIR
@@ -48,6 +53,8 @@ run options:
                            after a grace period; exit 124
   --keep-tmp               keep the command's private TMPDIR
   --quiet                  no summary of blocked accesses at exit
+  --report FILE|-          at exit, a table of refused accesses by rule and
+                           directory (-: standard error, instead of the summary)
 ";
 
 fn main() -> ExitCode {
@@ -281,6 +288,7 @@ fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
     match args.first().and_then(|a| a.to_str()) {
         Some("wrap") => return wrap::cmd_wrap(args),
         Some("unwrap") => return wrap::cmd_unwrap(args),
+        Some("suggest") => return suggest::cmd_suggest(args),
         _ => {}
     }
     let cli = parse(args)?;

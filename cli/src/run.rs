@@ -53,6 +53,8 @@ pub struct RunOptions {
     pub timeout: Option<f64>,
     pub keep_tmp: bool,
     pub quiet: bool,
+    /// `--report FILE|-`.
+    pub report: Option<String>,
 }
 
 /// Parses one `run` option; `Ok(false)` if `name` is not one.
@@ -81,6 +83,12 @@ pub fn parse_option(
             o.timeout = Some(parse_duration(&v).ok_or_else(|| {
                 format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
             })?);
+        }
+        "--report" => {
+            let v = inline
+                .map(str::to_string)
+                .or_else(|| args.pop()?.into_string().ok());
+            o.report = Some(v.ok_or("--report needs a value (a file, or - for stderr)")?);
         }
         "--no-landlock" => o.landlock = Landlock::Off,
         "--keep-tmp" => o.keep_tmp = true,
@@ -800,8 +808,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
-    if !opts.quiet {
+    if !opts.quiet && opts.report.as_deref() != Some("-") {
         report.summary();
+    }
+    if let Some(t) = &opts.report {
+        crate::report::write(t, &report.events, &settings, cli);
     }
     if !opts.quiet && opts.keep_tmp {
         eprintln!("fsguard: kept TMPDIR {tmp_s}");

@@ -178,11 +178,23 @@ impl Places {
         if let Some((_, tool)) = self.cache_of(path) {
             return Kind::Cache(tool);
         }
-        if self.temp_dirs.iter().any(|t| within(path, t)) {
-            return Kind::Temp;
-        }
-        if self.home.as_deref().is_some_and(|h| within(path, h)) {
-            return Kind::Home;
+        // The nearer of the home directory and a temp dir (a test's HOME
+        // may well live in /tmp).
+        let temp = self
+            .temp_dirs
+            .iter()
+            .filter(|t| within(path, t))
+            .map(String::len)
+            .max();
+        let home = self
+            .home
+            .as_deref()
+            .filter(|h| within(path, h))
+            .map(str::len);
+        match (home, temp) {
+            (Some(h), t) if t.is_none_or(|t| h >= t) => return Kind::Home,
+            (_, Some(_)) => return Kind::Temp,
+            _ => {}
         }
         if SYSTEM_DIRS.iter().any(|s| within(path, s)) {
             return Kind::System;
@@ -786,6 +798,13 @@ mod tests {
         );
         assert_eq!(s[0].covers, 2);
         assert_eq!(Kind::Cache("pip".into()).describe(), "pip's cache");
+        // A home inside a temp dir is a home.
+        let q = Places {
+            home: Some("/tmp/h".into()),
+            ..places()
+        };
+        assert_eq!(q.kind("/tmp/h/.config/x"), Kind::Home);
+        assert_eq!(q.kind("/tmp/other/x"), Kind::Temp);
         let text = render(&s, &[], &p, "test");
         assert!(text.contains("# pip's cache: 2 paths seen"), "{text}");
         assert!(text.contains("# temp dir\n"), "{text}");
