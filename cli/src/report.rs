@@ -60,7 +60,7 @@ pub fn rows(events: &[(String, u64)], settings: &Settings, places: &Places) -> V
         }
     }
     // Stable: equal counts keep the order they were first seen in.
-    out.sort_by(|a, b| b.count.cmp(&a.count));
+    out.sort_by_key(|r| std::cmp::Reverse(r.count));
     out
 }
 

@@ -467,9 +467,10 @@ pub fn refusal_comments(refused: &[Refusal], home: Option<&str>) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "\n# WARNING: the run also touched these paths; no rule allows them.\n\
-         # Credential paths stay denied whatever the allow rules say (the\n\
-         # secrets preset and deny_always win); find out why the command wants them."
+        "\n# WARNING: the run also touched these paths, and no rule here allows them.\n\
+         # Credential paths (the secrets preset, deny_always) stay denied whatever\n\
+         # the allow rules say: find out why the command wants them. A rule naming\n\
+         # a directory would allow everything beneath it."
     );
     for r in refused {
         let _ = writeln!(
