@@ -119,7 +119,7 @@ fn tilde(p: &str, home: Option<&str>) -> String {
 }
 
 /// A word as the shell reads it back.
-fn shell_word(s: &str) -> String {
+pub(crate) fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-=+:,%@".contains(c))

@@ -180,7 +180,7 @@ pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
         let shown: Vec<String> = a
             .cmd
             .iter()
-            .map(|c| c.to_string_lossy().into_owned())
+            .map(|c| crate::report::shell_word(&c.to_string_lossy()))
             .collect();
         header.push_str(&format!(" from an audit run of: {}", shown.join(" ")));
         if code != 0 {
@@ -326,7 +326,7 @@ pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
     crate::say(&text);
     let rules = suggestions.len();
     eprintln!(
-        "fsguard suggest: {rules} allow rule{} for {} refused access{} ({lines} trace lines)",
+        "fsguard suggest: {rules} allow rule{} for {} refused access{} ({lines} trace lines read)",
         if rules == 1 { "" } else { "s" },
         needs.len(),
         if needs.len() == 1 { "" } else { "es" },

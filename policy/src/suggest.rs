@@ -446,10 +446,18 @@ pub fn toml_string(s: &str) -> String {
     out
 }
 
+/// Text made safe for one comment line: control characters (a newline in
+/// a file name would end the comment) become `?`.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// The comment line above a suggested rule.
 pub fn rule_comment(s: &Suggestion, home: Option<&str>) -> String {
     let what = s.kind.describe();
-    let ex = shown(&s.example, home);
+    let ex = one_line(&shown(&s.example, home));
     if s.covers == 1 && !s.glob {
         what
     } else {
@@ -477,8 +485,8 @@ pub fn refusal_comments(refused: &[Refusal], home: Option<&str>) -> String {
             o,
             "#   {} {}: {}",
             r.access.as_str(),
-            shown(&r.path, home),
-            r.why
+            one_line(&shown(&r.path, home)),
+            one_line(&r.why)
         );
     }
     o
@@ -855,7 +863,16 @@ mod tests {
             ("read", "/opt/x \"quoted\"/y"),
             ("read", "/home/u/.ssh/id_rsa"),
         ]);
-        let (s, mut r) = generalise(&n[..2], &p, &Options::default());
+        let (mut s, mut r) = generalise(&n[..2], &p, &Options::default());
+        // A newline in a name stays inside its comment and its string.
+        s.push(Suggestion {
+            access: Access::Read,
+            path: "/opt/a\nb".into(),
+            glob: false,
+            kind: Kind::System,
+            covers: 2,
+            example: "/opt/a\nb/c\nd".into(),
+        });
         r.push(Refusal {
             access: Access::Read,
             path: n[2].1.clone(),
@@ -864,7 +881,7 @@ mod tests {
         let text = render(&s, &r, &p, "from a test");
         let set = load(&text);
         assert_eq!(set.write.allow, ["/home/u/.cache/pip/**"]);
-        assert_eq!(set.read.allow, ["/opt/x \"quoted\"/y"]);
+        assert_eq!(set.read.allow, ["/opt/x \"quoted\"/y", "/opt/a\nb"]);
         assert!(text.contains("# WARNING"), "{text}");
         assert!(text.contains("#   read ~/.ssh/id_rsa: secrets"), "{text}");
     }
@@ -907,6 +924,11 @@ allow = [
         // A policy without a root gets one.
         let text = merge("readonly = false\n", &s, &[], &p).unwrap();
         assert!(text.contains("root = \"/home/u/proj\""), "{text}");
+        let text = merge("[log]\nformat = \"json\"\n", &s, &[], &p).unwrap();
+        let set = load(&text);
+        assert_eq!(set.root.as_deref(), Some("/"), "{text}");
+        assert_eq!(set.log.format, crate::LogFormat::Json);
+        assert_eq!(set.write.allow, ["/tmp/out.txt"]);
         assert!(merge("[read\n", &s, &[], &p).is_err());
     }
 }
