@@ -604,3 +604,29 @@ fn mkdir_of_an_existing_directory_fails_as_the_kernel_would() {
     assert_no_blocked(&o);
     assert!(deep.is_dir());
 }
+
+#[test]
+fn suggest_warns_when_the_audit_had_another_root() {
+    let td = TempDir::new("suggest-root");
+    let (home, ws) = (td.join("home"), td.join("ws"));
+    mkdir(&home);
+    mkdir(&ws);
+    write_file(&td.join("in.txt"), "x\n", 0o644);
+    let log = td.join("audit.jsonl");
+    audit(&home, &ws, &log, &[], &["cat", "../in.txt"]);
+    // The parent as the workspace: the logged read lies inside it.
+    let o = run(fsguard(&home, &["suggest", "--root", "..", &s(&log)]).current_dir(&ws));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert!(
+        o.stderr.contains("1 logged access was inside") && o.stderr.contains("another --root"),
+        "{}",
+        o.describe()
+    );
+    let o = run(fsguard(&home, &["suggest", "--root", ".", &s(&log)]).current_dir(&ws));
+    assert!(!o.stderr.contains("another --root"), "{}", o.describe());
+    assert!(
+        o.stdout.contains(&format!("\"{}\"", s(&td.join("in.txt")))),
+        "{}",
+        o.describe()
+    );
+}

@@ -18,8 +18,8 @@ usage: fsguard suggest [OPTIONS] LOG.jsonl...
        fsguard suggest [OPTIONS] -- CMD [ARGS...]
 Writes to stdout a commented TOML policy that allows what the run did
 (every access its JSON trace lines show refused), generalised.
-With -- CMD: runs CMD under `fsguard run --audit --root DIR` first (its own
-output goes to stderr, a report of what it would have been refused too).
+With -- CMD: runs CMD under `fsguard run --audit --root DIR` first (the
+command's output goes to stderr, with a report of what was refused).
 options:
   --root DIR         the workspace (default: the current directory); the
                      audit run must have used the same --root
@@ -259,9 +259,13 @@ pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
     let policy = Policy::new(filter).map_err(|e| e.to_string())?;
     let mut needs: Vec<(Access, String)> = Vec::new();
     let mut refused: Vec<Refusal> = Vec::new();
+    let mut other_root = 0usize;
     for s in &seen {
         if s.rule == "unresolved" || !s.path.starts_with('/') {
             continue;
+        }
+        if s.rule == "root" && fsguard_policy::is_within(s.path.as_bytes(), root.as_bytes()) {
+            other_root += 1;
         }
         let moves = s.call.starts_with("rename") || s.call.starts_with("link");
         let d = policy.decide(s.access, s.path.as_bytes());
@@ -336,6 +340,17 @@ pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
             "fsguard suggest: warning: {} access{} not allowed (credentials, or too broad): see the WARNING comments",
             refused.len(),
             if refused.len() == 1 { "" } else { "es" }
+        );
+    }
+    if other_root > 0 {
+        eprintln!(
+            "fsguard suggest: warning: {other_root} logged {} inside {root} refused as \
+             outside the root: the audit run had another --root; give suggest the same one",
+            if other_root == 1 {
+                "access was"
+            } else {
+                "accesses were"
+            }
         );
     }
     for p in &unguarded {
