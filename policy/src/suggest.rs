@@ -395,6 +395,8 @@ pub fn generalise(
     let mut out = Vec::new();
     let mut refused = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
+    // Paths the write rules name (each covers what lies beneath it).
+    let mut written = std::collections::HashSet::new();
     for access in [Access::Write, Access::Read] {
         let mut tree = Node::default();
         for (a, path) in needs {
@@ -403,7 +405,7 @@ pub fn generalise(
                 continue;
             }
             // Covered by a write rule already made.
-            if access == Access::Read && out.iter().any(|s: &Suggestion| covers(s, path)) {
+            if access == Access::Read && covered(&written, path) {
                 continue;
             }
             if let Some(why) = places.too_broad(path) {
@@ -419,12 +421,24 @@ pub fn generalise(
         }
         tree.collapse("/", places, opts);
         tree.emit("/", access, places, &mut out);
+        written.extend(out.iter().map(|s| s.path.clone()));
     }
     (out, refused)
 }
 
-fn covers(s: &Suggestion, path: &str) -> bool {
-    within(path, &s.path)
+/// Whether `path` or one of its ancestors is in `rules`.
+fn covered(rules: &std::collections::HashSet<String>, path: &str) -> bool {
+    let mut p = path;
+    loop {
+        if rules.contains(p) {
+            return true;
+        }
+        match p.rfind('/') {
+            Some(0) if p.len() > 1 => p = "/",
+            Some(i) if i > 0 => p = &p[..i],
+            _ => return false,
+        }
+    }
 }
 
 /// Quotes a string for TOML.
