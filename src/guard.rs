@@ -283,6 +283,14 @@ impl Guard {
         let d = self.policy.decide(access, mine);
         if d.allowed {
             Ok(())
+        } else if matches!(call, "mkdir" | "mkdirat")
+            && !self.policy.settings().hide_outside
+            && exists_nofollow(mine)
+        {
+            // The kernel fails it anyway, whatever the permissions (it looks
+            // the name up first): its errno, no trace line. `mkdir -p
+            // /abs/dir` tries every existing ancestor of an allowed dir.
+            Err(libc::EEXIST)
         } else {
             self.deny(call, access, mine, path, dest, d.rule)
         }
@@ -336,6 +344,20 @@ impl Guard {
         crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         Err(if audit { AUDITED } else { errno })
     }
+}
+
+/// Whether a resolved path names an existing object (not following a final
+/// symlink). A stack buffer: no allocation on the hook's path.
+fn exists_nofollow(path: &[u8]) -> bool {
+    let mut buf = [0u8; 4097];
+    if path.len() >= buf.len() || path.contains(&0) {
+        return false;
+    }
+    buf[..path.len()].copy_from_slice(path);
+    let Ok(c) = CStr::from_bytes_until_nul(&buf) else {
+        return false;
+    };
+    rustix::fs::statat(rustix::fs::CWD, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
 }
 
 /// The open fast path: when the path's lexical form is allowed, open it with

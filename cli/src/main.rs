@@ -5,7 +5,9 @@ mod embed;
 mod gate;
 mod outcome;
 mod presets;
+mod report;
 mod run;
+mod suggest;
 mod wrap;
 
 use std::ffi::OsString;
@@ -32,6 +34,9 @@ usage:
                                            write ~/.local/bin/NAME, a script that runs
                                            CMD under these options (wrap --help)
   fsguard unwrap NAME                      remove a script fsguard wrap made
+  fsguard suggest [OPTIONS] LOG.jsonl... | -- CMD [ARGS...]
+                                           a policy that allows what a run did
+                                           (suggest --help)
 options:
   --readonly[=ROOT]        deny every write (and confine to ROOT if given)
   --root DIR               confine reads and writes to DIR
@@ -58,6 +63,8 @@ run options:
   --quiet                  no summary of blocked accesses at exit
   --fail-on-block[=N]      exit N (default 3) when anything was blocked
                            (with --audit: would have been)
+  --report FILE|-          at exit, a table of refused accesses by rule and
+                           directory (-: standard error, instead of the summary)
 ";
 
 fn main() -> ExitCode {
@@ -299,6 +306,7 @@ fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
     match args.first().and_then(|a| a.to_str()) {
         Some("wrap") => return wrap::cmd_wrap(args),
         Some("unwrap") => return wrap::cmd_unwrap(args),
+        Some("suggest") => return suggest::cmd_suggest(args),
         _ => {}
     }
     let cli = parse(args)?;

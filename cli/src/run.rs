@@ -55,6 +55,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// `--fail-on-block[=N]`: exit N when anything was blocked.
     pub fail_on_block: Option<u8>,
+    /// `--report FILE|-`.
+    pub report: Option<String>,
 }
 
 /// `--fail-on-block`'s status when no N is given.
@@ -86,6 +88,12 @@ pub fn parse_option(
             o.timeout = Some(parse_duration(&v).ok_or_else(|| {
                 format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
             })?);
+        }
+        "--report" => {
+            let v = inline
+                .map(str::to_string)
+                .or_else(|| args.pop()?.into_string().ok());
+            o.report = Some(v.ok_or("--report needs a value (a file, or - for stderr)")?);
         }
         "--no-landlock" => o.landlock = Landlock::Off,
         "--fail-on-block" => {
@@ -923,12 +931,15 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // The summary comes from the supervisor's own channel (the report
     // pipe), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
-    if !opts.quiet {
+    if !opts.quiet && opts.report.as_deref() != Some("-") {
         report.summary();
         if let (Some(f), true) = (&found, report.blocked + report.audited > 0) {
             eprintln!("fsguard: policy was {}", f.display());
         }
         report.hints(&policy);
+    }
+    if let Some(t) = &opts.report {
+        crate::report::write(t, &report.events, &settings, cli);
     }
     let code = crate::outcome::fail_on_block(
         opts.fail_on_block,

@@ -15,6 +15,7 @@ mod decide;
 mod pattern;
 mod presets;
 mod settings;
+pub mod suggest;
 
 pub use decide::{Decision, Hint, Policy, Rule};
 pub use pattern::PatternSet;

@@ -436,8 +436,16 @@ impl Builder {
         let name = origin.display().to_string();
         let cfg: ConfigFile = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
         let base = origin.parent().unwrap_or(Path::new("/")).to_path_buf();
+        // Line numbers by binary search: a config with many rules (`fsguard
+        // suggest --exact`) must not cost a scan of the text per rule.
+        let newlines: Vec<usize> = text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
         let at = |span: std::ops::Range<usize>| {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let line = newlines.partition_point(|&i| i < span.start) + 1;
             format!("{name}:{line}")
         };
         if let Some(v) = cfg.readonly {

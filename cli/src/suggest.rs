@@ -1,0 +1,466 @@
+//! `fsguard suggest`: a policy learnt from a run.
+//!
+//! Reads the JSON trace lines of an audit (or enforce) run, keeps the
+//! accesses the target policy (the workspace as `root`, plus `--merge`'s
+//! rules) would refuse, and writes the fewest allow rules that let them
+//! happen (generalised by `fsguard_policy::suggest`). With `-- CMD` it runs
+//! the command itself under `fsguard run --audit` first.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use fsguard_policy::suggest::{self, Options, Places, Refusal};
+use fsguard_policy::{canonical_prefix, Access, Builder, Context, Policy, Rule, Settings};
+
+const USAGE: &str = "\
+usage: fsguard suggest [OPTIONS] LOG.jsonl...
+       fsguard suggest [OPTIONS] -- CMD [ARGS...]
+Writes to stdout a commented TOML policy that allows what the run did
+(every access its JSON trace lines show refused), generalised.
+With -- CMD: runs CMD under `fsguard run --audit --root DIR` first (the
+command's output goes to stderr, with a report of what was refused).
+options:
+  --root DIR         the workspace (default: the current directory); the
+                     audit run must have used the same --root
+  --max-depth N      no rule deeper than N components below its anchor
+                     (home, a temp dir, a cache, /)
+  --exact            no generalisation: one rule per path
+  --merge FILE       add to the policy in FILE (its comments are kept); its
+                     rules count as allowed already
+with -- CMD, passed on to `fsguard run`:
+  --no-landlock      the library alone guards: writes outside the workspace
+                     go ahead and are learnt in one run (trust the command)
+  --timeout DURATION
+";
+
+#[derive(Default)]
+struct Args {
+    root: Option<String>,
+    opts: Options,
+    merge: Option<PathBuf>,
+    logs: Vec<PathBuf>,
+    cmd: Vec<OsString>,
+    run_flags: Vec<OsString>,
+}
+
+fn parse(args: Vec<OsString>) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.into_iter().skip(1);
+    while let Some(arg) = it.next() {
+        let Some(s) = arg.to_str() else {
+            a.logs.push(PathBuf::from(arg));
+            continue;
+        };
+        let (name, inline) = match s.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (s, None),
+        };
+        let mut value = || -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| it.next().and_then(|v| v.into_string().ok()))
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name {
+            "--" => {
+                a.cmd = it.by_ref().collect();
+                if a.cmd.is_empty() {
+                    return Err("suggest: no command after --".into());
+                }
+            }
+            "-h" | "--help" => {
+                crate::say(USAGE);
+                std::process::exit(0);
+            }
+            "--root" => a.root = Some(value()?),
+            "--max-depth" => {
+                let v = value()?;
+                a.opts.max_depth = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| format!("--max-depth: bad value {v:?} (a number > 0)"))?,
+                );
+            }
+            "--exact" => a.opts.exact = true,
+            "--merge" => a.merge = Some(PathBuf::from(value()?)),
+            "--no-landlock" => a.run_flags.push(arg.clone()),
+            "--timeout" => {
+                a.run_flags.push("--timeout".into());
+                a.run_flags.push(value()?.into());
+            }
+            _ if s.starts_with('-') && s.len() > 1 => {
+                return Err(format!("suggest: unknown option {s}\n{USAGE}"))
+            }
+            _ => a.logs.push(PathBuf::from(arg)),
+        }
+    }
+    if a.opts.exact && a.opts.max_depth.is_some() {
+        return Err("suggest: --exact and --max-depth exclude each other".into());
+    }
+    match (a.logs.is_empty(), a.cmd.is_empty()) {
+        (true, true) => Err(format!("suggest: no log and no command given\n{USAGE}")),
+        (false, false) => Err("suggest: give logs or -- CMD, not both".into()),
+        (false, true) if !a.run_flags.is_empty() => {
+            Err("suggest: --no-landlock and --timeout go with -- CMD".into())
+        }
+        _ => Ok(a),
+    }
+}
+
+/// One access a trace line shows refused.
+struct Seen {
+    access: Access,
+    path: String,
+    rule: String,
+    call: String,
+}
+
+/// `fsguard suggest`.
+pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
+    let a = parse(args)?;
+    let cwd = std::env::current_dir().map_err(|e| format!("cwd: {e}"))?;
+
+    // The target policy: the workspace as root, and the policy merged into.
+    let ctx = Context::from_process();
+    let mut b = Builder::new(ctx.clone());
+    let existing = match &a.merge {
+        Some(f) => {
+            b.config_file(f).map_err(|e| e.to_string())?;
+            Some(std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?)
+        }
+        None => None,
+    };
+    let merged_root = match &a.merge {
+        Some(f) => {
+            let mut m = Builder::new(ctx.clone());
+            m.config_file(f).map_err(|e| e.to_string())?;
+            m.finish().map_err(|e| e.to_string())?.root
+        }
+        None => None,
+    };
+    let root_given = a.root.is_some();
+    let root = a.root.clone().unwrap_or_else(|| ".".into());
+    if merged_root.is_none() || root_given {
+        b.root(&root).map_err(|e| format!("--root {root}: {e}"))?;
+    }
+    let target = b.finish().map_err(|e| e.to_string())?;
+    let root = target.root.clone().unwrap_or_default();
+    if let (Some(m), true) = (&merged_root, root_given) {
+        if *m != root {
+            return Err(format!(
+                "--root {root} differs from the root of {} ({m}); drop --root or edit the file",
+                a.merge.as_deref().unwrap_or(Path::new("")).display()
+            ));
+        }
+    }
+    if !root_given && merged_root.is_none() {
+        eprintln!("fsguard suggest: the workspace (root) is {root}, the current directory (--root DIR to choose)");
+    }
+
+    // The run, or the logs.
+    let mut header = String::from("Suggested by `fsguard suggest`");
+    let mut status_note = None;
+    let tmp;
+    let logs: Vec<PathBuf> = if a.cmd.is_empty() {
+        header.push_str(&format!(
+            " from {}.",
+            a.logs
+                .iter()
+                .map(|l| l.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        a.logs.clone()
+    } else {
+        tmp = PrivateDir::new()?;
+        let log = tmp.0.join("audit.jsonl");
+        let code = audit_run(&a, &root, &log)?;
+        let shown: Vec<String> = a
+            .cmd
+            .iter()
+            .map(|c| crate::report::shell_word(&c.to_string_lossy()))
+            .collect();
+        header.push_str(&format!(" from an audit run of: {}", shown.join(" ")));
+        if code != 0 {
+            status_note = Some(format!(
+                "the command exited with status {code}: it may not have done all it does when it succeeds"
+            ));
+        }
+        vec![log]
+    };
+
+    let mut seen = Vec::new();
+    let mut lines = 0usize;
+    let mut unguarded = Vec::new();
+    for l in &logs {
+        let text = std::fs::read(l).map_err(|e| format!("{}: {e}", l.display()))?;
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            let line = String::from_utf8_lossy(line);
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let at = format!("{}:{}", l.display(), i + 1);
+            if line.starts_with("[fsguard]") {
+                return Err(format!(
+                    "{at}: a text trace line; audit with --log-format json"
+                ));
+            }
+            let v: serde_json::Value = match serde_json::from_str(line) {
+                Ok(v) => v,
+                Err(_) if line.contains("\\udc") => {
+                    eprintln!(
+                        "fsguard suggest: {at}: a path that is not UTF-8; no rule can name it"
+                    );
+                    continue;
+                }
+                Err(e) => return Err(format!("{at}: not a JSON trace line: {e}")),
+            };
+            lines += 1;
+            let field = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            let event = field("event");
+            if event == "unguarded" {
+                unguarded.push(field("path"));
+                continue;
+            }
+            if event != "audit" && event != "blocked" {
+                continue;
+            }
+            let Some(access) = Access::parse(&field("access")) else {
+                return Err(format!("{at}: no access field"));
+            };
+            let (rule, call) = (field("rule"), field("call"));
+            seen.push(Seen {
+                access,
+                path: field("path"),
+                rule: rule.clone(),
+                call: call.clone(),
+            });
+            let dest = field("dest");
+            if !dest.is_empty() {
+                seen.push(Seen {
+                    access: Access::Write,
+                    path: dest,
+                    rule,
+                    call,
+                });
+            }
+        }
+    }
+
+    // Keep what the target policy refuses; credentials are never needs.
+    let mut filter = target.clone();
+    // The run's own `system` locations were allowed in it (and are in the
+    // next run): what it logged is outside them, whatever this process's
+    // PATH says.
+    filter.system = false;
+    let policy = Policy::new(filter).map_err(|e| e.to_string())?;
+    let mut needs: Vec<(Access, String)> = Vec::new();
+    let mut refused: Vec<Refusal> = Vec::new();
+    let mut other_root = 0usize;
+    for s in &seen {
+        if s.rule == "unresolved" || !s.path.starts_with('/') {
+            continue;
+        }
+        if s.rule == "root" && fsguard_policy::is_within(s.path.as_bytes(), root.as_bytes()) {
+            other_root += 1;
+        }
+        let moves = s.call.starts_with("rename") || s.call.starts_with("link");
+        let d = policy.decide(s.access, s.path.as_bytes());
+        let credential = match d.rule {
+            Rule::Secret(_) | Rule::DenyAlways(..) => Some(d.rule.to_string()),
+            _ if moves => policy.protected(s.path.as_bytes()).map(|r| r.to_string()),
+            _ => None,
+        }
+        .or_else(|| {
+            (s.rule.starts_with("secrets:") || s.rule.contains(".deny_always:"))
+                .then(|| s.rule.clone())
+        });
+        if let Some(why) = credential {
+            let access = if s.access == Access::Exec {
+                Access::Read
+            } else {
+                s.access
+            };
+            if !refused
+                .iter()
+                .any(|r| r.path == s.path && r.access == access)
+            {
+                refused.push(Refusal {
+                    access,
+                    path: s.path.clone(),
+                    why,
+                });
+            }
+            continue;
+        }
+        if !d.allowed {
+            needs.push((s.access, s.path.clone()));
+        }
+    }
+
+    let places = places(&target, &cwd);
+    let (suggestions, more) = suggest::generalise(&needs, &places, &a.opts);
+    refused.extend(more);
+    let text = match &existing {
+        Some(t) => suggest::merge(t, &suggestions, &refused, &places)?,
+        None => suggest::render(&suggestions, &refused, &places, &header),
+    };
+
+    // The output must load, and allow every need.
+    let origin = match &a.merge {
+        Some(f) => cwd.join(f),
+        None => cwd.join("suggested.toml"),
+    };
+    let mut check = Builder::new(ctx);
+    check
+        .config_str(&text, &origin)
+        .map_err(|e| format!("internal error: the suggested policy does not load: {e}"))?;
+    let mut check = check.finish().map_err(|e| e.to_string())?;
+    check.system = false;
+    let check = Policy::new(check).map_err(|e| e.to_string())?;
+    let uncovered = needs
+        .iter()
+        .filter(|(a, p)| !check.decide(*a, p.as_bytes()).allowed)
+        .filter(|(_, p)| !refused.iter().any(|r| r.path == *p))
+        .count();
+
+    crate::say(&text);
+    let rules = suggestions.len();
+    eprintln!(
+        "fsguard suggest: {rules} allow rule{} for {} refused access{} ({lines} trace lines read)",
+        if rules == 1 { "" } else { "s" },
+        needs.len(),
+        if needs.len() == 1 { "" } else { "es" },
+    );
+    if !refused.is_empty() {
+        eprintln!(
+            "fsguard suggest: warning: {} access{} not allowed (credentials, or too broad): see the WARNING comments",
+            refused.len(),
+            if refused.len() == 1 { "" } else { "es" }
+        );
+    }
+    if other_root > 0 {
+        eprintln!(
+            "fsguard suggest: warning: {other_root} logged {} inside {root} refused as \
+             outside the root: the audit run had another --root; give suggest the same one",
+            if other_root == 1 {
+                "access was"
+            } else {
+                "accesses were"
+            }
+        );
+    }
+    for p in &unguarded {
+        eprintln!(
+            "fsguard suggest: note: {p} ran unguarded (a static program the library cannot follow)"
+        );
+    }
+    if let Some(n) = status_note {
+        eprintln!("fsguard suggest: note: {n}");
+    }
+    if needs.iter().any(|(a, _)| *a == Access::Write)
+        && !a.run_flags.iter().any(|f| f == "--no-landlock")
+    {
+        eprintln!(
+            "fsguard suggest: note: in an audit run Landlock still refuses writes outside the \
+             workspace, so the command may have stopped early; audit again with \
+             --config on this policy and `fsguard suggest --merge` until nothing new appears"
+        );
+    }
+    if uncovered > 0 {
+        return Err(format!(
+            "internal error: {uncovered} accesses are not allowed by the suggested policy"
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Home, temp dirs and protected patterns, as the generaliser needs them.
+fn places(target: &Settings, cwd: &Path) -> Places {
+    let canon = |p: &Path| canonical_prefix(&cwd.join(p)).display().to_string();
+    let mut temp_dirs: Vec<String> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(|t| canon(Path::new(t)))
+        .collect();
+    if let Some(t) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        temp_dirs.push(canon(Path::new(&t)));
+    }
+    let mut protected: Vec<String> = Vec::new();
+    if target.secrets {
+        protected.extend(target.secret_paths.iter().cloned());
+    }
+    protected.extend(target.read.deny_always.iter().cloned());
+    protected.extend(target.write.deny_always.iter().cloned());
+    Places {
+        home: std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| canon(Path::new(&h))),
+        root: target.root.clone().unwrap_or_default(),
+        temp_dirs,
+        protected,
+    }
+}
+
+/// Runs the command under `fsguard run --audit`, its stdout sent to
+/// stderr (stdout carries the policy). The command's exit status.
+fn audit_run(a: &Args, root: &str, log: &Path) -> Result<i32, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot locate fsguard: {e}"))?;
+    let mut c = std::process::Command::new(me);
+    c.arg("run")
+        .arg("--audit")
+        .arg("--root")
+        .arg(root)
+        .args(["--log-format", "json", "--log"])
+        .arg(log)
+        .args(["--report", "-"]);
+    if let Some(m) = &a.merge {
+        c.arg("--config").arg(m);
+    }
+    c.args(&a.run_flags).arg("--").args(&a.cmd);
+    // The command's standard output goes to our standard error.
+    let err = std::io::stderr().lock();
+    let fd = std::os::fd::AsFd::as_fd(&err)
+        .try_clone_to_owned()
+        .map_err(|e| format!("dup: {e}"))?;
+    drop(err);
+    c.stdout(std::process::Stdio::from(fd));
+    let st = c
+        .status()
+        .map_err(|e| format!("cannot run fsguard run: {e}"))?;
+    let code = st.code().unwrap_or(128);
+    if code == 125 {
+        return Err("the audit run failed (see above)".into());
+    }
+    Ok(code)
+}
+
+/// A private directory for the audit log, removed on drop.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new() -> Result<PrivateDir, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let p = std::env::temp_dir().join(format!(
+            "fsguard-suggest-{}-{nanos:08x}",
+            std::process::id()
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&p)
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(PrivateDir(p))
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
