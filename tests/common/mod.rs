@@ -516,6 +516,22 @@ pub fn describe_command(cmd: &Command) -> String {
     s
 }
 
+/// Spawns `cmd`, retrying while the kernel answers ETXTBSY: a program a
+/// test has just written can still be open for writing in a child another
+/// test thread forked in between (until that child's exec closes it).
+pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Run a child (stdin = /dev/null) with a timeout; never panics on the
 /// child's exit status, only on spawn failure or timeout.
 pub fn run(cmd: &mut Command) -> Out {
@@ -523,9 +539,7 @@ pub fn run(cmd: &mut Command) -> Out {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot spawn `{cmdline}`: {e}"));
+    let mut child = spawn_retrying(cmd).unwrap_or_else(|e| panic!("cannot spawn `{cmdline}`: {e}"));
     let mut so = child.stdout.take().unwrap();
     let mut se = child.stderr.take().unwrap();
     let t1 = std::thread::spawn(move || {
