@@ -79,3 +79,89 @@ fn closefrom_then_execve_stays_on_record() {
     let prog = c_program("closefrom_exec", &[]);
     check_child_on_record("reportcf", &[prog.to_str().unwrap()], false);
 }
+
+/// When the pipe cannot be had again (the parent that held it is gone),
+/// the loss is said on stderr, and the child's trace line goes there
+/// rather than nowhere.
+#[test]
+fn a_pipe_that_cannot_be_restored_is_said() {
+    let td = TempDir::new("reportlost");
+    let ws = td.join("ws");
+    let out = td.join("outside");
+    mkdir(&ws);
+    mkdir(&out);
+    let target = out.join("x");
+    let prog = c_program("closefrom_orphan", &[]);
+    let mut c = bare_cmd(cli());
+    c.arg("run")
+        .arg("--root")
+        .arg(&ws)
+        .arg("--")
+        .arg(&prog)
+        .arg(format!("echo x > {}", target.display()))
+        .current_dir(&ws);
+    // `run` reads until the orphan, which shares fsguard's stderr, is done.
+    let o = run(&mut c);
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert!(
+        o.stderr.contains(
+            "[fsguard] warning: the report pipe of fsguard run was closed before exec \
+             and cannot be restored"
+        ),
+        "{}",
+        o.describe()
+    );
+    let b = o.blocked();
+    assert_eq!(b.len(), 1, "{}", o.describe());
+    assert_eq!(
+        Expect::new("open", "write", &target, "root").mismatch(&b[0]),
+        None,
+        "{}",
+        o.describe()
+    );
+    assert!(!target.exists());
+}
+
+/// Bytes a program writes to the pipe itself, without a newline, do not
+/// swallow the library's next report: the refusal is still counted.
+#[test]
+fn a_program_cannot_hide_a_refusal_by_writing_to_the_pipe() {
+    let td = TempDir::new("reportforge");
+    let ws = td.join("ws");
+    let out = td.join("outside");
+    mkdir(&ws);
+    mkdir(&out);
+    let target = out.join("x");
+    let script = "\
+import errno, os, sys
+fd = int(os.environ['FSGUARD_REPORT_FD'])
+os.write(fd, b'half a line, no newline')
+try:
+    open(sys.argv[1], 'w')
+    sys.exit(8)
+except OSError as e:
+    assert e.errno == errno.EACCES, e
+os.write(fd, b'blocked forged call write /forged\\n')
+";
+    let mut c = bare_cmd(cli());
+    c.arg("run")
+        .arg("--root")
+        .arg(&ws)
+        .arg("--fail-on-block")
+        .args(["--", "python3", "-c", script])
+        .arg(&target)
+        .current_dir(&ws);
+    let o = run(&mut c);
+    assert_eq!(o.code(), Some(3), "{}", o.describe());
+    // The real refusal is counted and named; the forged line adds to it.
+    assert!(
+        o.stderr.contains(&format!(
+            "fsguard: 2 accesses blocked; first: open write {}",
+            target.display()
+        )),
+        "{}",
+        o.describe()
+    );
+    assert_eq!(o.blocked().len(), 1, "{}", o.describe());
+    assert!(!target.exists());
+}
