@@ -196,7 +196,14 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     n += 1;
     vars[n] = policy_entry(handoff.as_ref(), &mut policy);
     n += 1;
-    if let Some(r) = &ce.report {
+    // The report pipe, opened again if the program closed it.
+    let report = crate::trace::report_for_child(guard::get().map(|g| &g.sink));
+    let mut report_buf = [0u8; 40];
+    if let Some(r) = ce
+        .report
+        .as_deref()
+        .and_then(|intact| report.entry(intact, &mut report_buf))
+    {
         vars[n] = r.as_ptr();
         n += 1;
     }
@@ -214,6 +221,7 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     drop(heap_vars);
     drop(heap_pre);
     drop(handoff);
+    drop(report);
     set_errno(saved);
     r
 }
@@ -225,6 +233,8 @@ struct OwnedEnv {
     _pre: Vec<u8>,
     policy: Box<[u8; 40]>,
     handoff: Option<crate::handoff::ForChild>,
+    report_entry: Box<[u8; 40]>,
+    report: crate::trace::ReportForChild,
 }
 
 /// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.
@@ -253,7 +263,13 @@ unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
         pre.as_ptr().cast(),
         policy_entry(handoff.as_ref(), &mut policy),
     ];
-    if let Some(r) = &ce.report {
+    let report = crate::trace::report_for_child(guard::get().map(|g| &g.sink));
+    let mut report_entry = Box::new([0u8; 40]);
+    if let Some(r) = ce
+        .report
+        .as_deref()
+        .and_then(|intact| report.entry(intact, &mut report_entry))
+    {
         vars.push(r.as_ptr());
     }
     // SAFETY: as above.
@@ -269,6 +285,8 @@ unsafe fn owned_env(envp: Argv) -> Option<OwnedEnv> {
         _pre: pre,
         policy,
         handoff,
+        report_entry,
+        report,
     })
 }
 
@@ -297,9 +315,12 @@ unsafe fn with_environ<R>(f: impl FnOnce() -> R) -> R {
             _pre,
             policy,
             handoff,
+            report_entry,
+            report,
         } = env;
         drop(handoff);
-        std::mem::forget((vars, _pre, policy));
+        drop(report);
+        std::mem::forget((vars, _pre, policy, report_entry));
         r
     }
 }

@@ -26,7 +26,7 @@ fn seals() -> SealFlags {
 }
 
 /// Kept fds start here, out of the way of numbers programs dup2 onto.
-const HIGH_FD: i32 = 200;
+pub(crate) const HIGH_FD: i32 = 200;
 
 /// A sealed memfd holding `frozen`, `CLOEXEC`, at a high number when one is
 /// free.

@@ -13,7 +13,9 @@
 //! writes) is counted as lost: the process says so once on its stderr, and a
 //! supervising `fsguard run` is told (`lost N` on the report pipe).
 
+use std::ffi::CStr;
 use std::fmt::Write as _;
+use std::io::IoSlice;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
@@ -314,6 +316,17 @@ impl Sink {
         self.write_line(line.as_bytes());
     }
 
+    /// Says, on the starting stderr, that this process's children run
+    /// without the report pipe (it was closed and could not be restored).
+    fn warn_unreported(&self) {
+        let msg = b"[fsguard] warning: the report pipe of fsguard run was closed before exec \
+and cannot be restored; the refusals of this process's children are not counted \
+and their trace lines go to their own stderr\n";
+        if let Some(fd) = self.err.get() {
+            let _ = write_whole(fd, msg);
+        }
+    }
+
     /// Writes a free-form notice (`[fsguard] …`) to the log.
     pub fn notice(&self, msg: &str) {
         if self.target == LogTarget::Off {
@@ -352,7 +365,7 @@ fn report_lost(n: u64) -> bool {
     let Some(b) = report_pipe() else { return false };
     let mut buf = [0u8; 32];
     let mut l = Cursor(&mut buf, 0);
-    let _ = write!(l, "lost {n}\n");
+    let _ = write!(l, "\nlost {n}\n");
     let len = l.1;
     rustix::io::write(b, &buf[..len]).ok() == Some(len)
 }
@@ -372,6 +385,11 @@ impl std::fmt::Write for Cursor<'_> {
 /// The supervisor's report pipe (`FSGUARD_REPORT_FD`, set by `fsguard run`):
 /// one short line per denial, so the CLI can summarise at exit. Like the
 /// log fd, it is checked to still be the pipe we were given before each write.
+///
+/// Every guarded process can write to the pipe, so each message is one
+/// atomic write that starts with a newline: bytes a program wrote without
+/// ending its line end there, and cannot run into the library's next line
+/// and hide it from the supervisor.
 static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
 static REPORT_DEV: AtomicU64 = AtomicU64::new(0);
 static REPORT_INO: AtomicU64 = AtomicU64::new(0);
@@ -416,25 +434,129 @@ fn report_pipe() -> Option<BorrowedFd<'static>> {
     }
 }
 
+/// The report pipe as an exec hands it to the new program.
+pub enum ReportForChild {
+    /// No supervisor listens: no variable.
+    None,
+    /// The pipe is still at its number: inherited as it is.
+    Intact,
+    /// The program closed or replaced it (Python's `close_fds`, `closefrom`
+    /// before exec) and it was opened again from the parent: this fd,
+    /// inheritable, closed when dropped (after a failed exec).
+    Restored(std::os::fd::OwnedFd),
+    /// Gone for good: the child is told `-1`, and this process said so.
+    Lost,
+}
+
+impl ReportForChild {
+    /// `FSGUARD_REPORT_FD=N\0` into `buf` (`None`: no variable). `intact`
+    /// is the entry made at load, for the common case.
+    pub fn entry<'a>(&self, intact: &'a CStr, buf: &'a mut [u8; 40]) -> Option<&'a CStr> {
+        let fd = match self {
+            ReportForChild::None => return None,
+            ReportForChild::Intact => return Some(intact),
+            ReportForChild::Restored(fd) => std::os::fd::AsRawFd::as_raw_fd(fd),
+            ReportForChild::Lost => -1,
+        };
+        let mut c = Cursor(&mut buf[..39], 0);
+        let _ = write!(c, "FSGUARD_REPORT_FD={fd}");
+        let n = c.1;
+        buf[n] = 0;
+        CStr::from_bytes_with_nul(&buf[..=n]).ok()
+    }
+}
+
+/// Said once per process: its children's refusals are off the record.
+static REPORT_LOSS_SAID: AtomicBool = AtomicBool::new(false);
+
+/// The report pipe for a child about to be exec'd. If the program closed
+/// it, it is opened again through the parent's descriptor of the same
+/// number (`/proc/<ppid>/fd/N`: a parent such as Python's waits for the
+/// exec) and used only if it is the very pipe the library was given. This
+/// may run in a `vfork` child: system calls only, no allocation, and no
+/// shared state changed but the once-only warning flag.
+pub fn report_for_child(sink: Option<&Sink>) -> ReportForChild {
+    let fd = REPORT_FD.load(Ordering::Acquire);
+    if fd < 0 {
+        return ReportForChild::None;
+    }
+    if report_pipe().is_some() {
+        return ReportForChild::Intact;
+    }
+    if let Some(r) = reopen_report(fd) {
+        return ReportForChild::Restored(r);
+    }
+    if let Some(sink) = sink {
+        if !REPORT_LOSS_SAID.swap(true, Ordering::Relaxed) {
+            sink.warn_unreported();
+        }
+    }
+    ReportForChild::Lost
+}
+
+/// The report pipe opened again from the parent, checked to be the same
+/// pipe, as an inheritable fd at a high number.
+fn reopen_report(fd: i32) -> Option<std::os::fd::OwnedFd> {
+    let mut buf = [0u8; 64];
+    let mut c = Cursor(&mut buf[..63], 0);
+    let _ = write!(
+        c,
+        "/proc/{}/fd/{fd}",
+        rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get())
+    );
+    let n = c.1;
+    let path = CStr::from_bytes_with_nul(&buf[..=n]).ok()?;
+    // Non-blocking: the supervisor set its end so (a full pipe drops a line
+    // rather than stall the program), and an open with no reader left
+    // fails instead of waiting.
+    let opened = rustix::fs::openat(
+        CWD,
+        path,
+        OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&opened).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Fifo
+        || st.st_dev != REPORT_DEV.load(Ordering::Relaxed)
+        || st.st_ino != REPORT_INO.load(Ordering::Relaxed)
+    {
+        return None;
+    }
+    let high = rustix::io::fcntl_dupfd_cloexec(&opened, crate::handoff::HIGH_FD)
+        .or_else(|_| rustix::io::fcntl_dupfd_cloexec(&opened, 3))
+        .ok()?;
+    // Inherited by the new program, unlike the library's own fds.
+    rustix::io::fcntl_setfd(&high, rustix::io::FdFlags::empty()).ok()?;
+    Some(high)
+}
+
 /// Hands a whole trace line to the supervisor to print; false when there is
 /// none, or the line cannot go in one atomic write (the caller writes it to
 /// stderr itself).
 fn relay(line: &[u8]) -> bool {
-    if line.len() > 4096 || !line.ends_with(b"\n") {
+    if line.len() > PIPE_BUF - 1 || !line.ends_with(b"\n") {
         return false;
     }
     let Some(b) = report_pipe() else {
         return false;
     };
-    matches!(rustix::io::write(b, line), Ok(n) if n == line.len())
+    let parts = [IoSlice::new(b"\n"), IoSlice::new(line)];
+    matches!(rustix::io::writev(b, &parts), Ok(n) if n == line.len() + 1)
 }
+
+/// Writes to a pipe of at most this many bytes are atomic: never split,
+/// never interleaved with another writer's.
+const PIPE_BUF: usize = 4096;
 
 /// Sends `<event> <call> <access> <path>` to the supervisor, in one write of
 /// at most PIPE_BUF bytes (atomic, never interleaved).
 pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
     let Some(b) = report_pipe() else { return };
-    let mut buf = [0u8; 4096];
-    let mut n = 0;
+    let mut buf = [0u8; PIPE_BUF];
+    // Each message starts with a newline (see [`report_init`]).
+    buf[0] = b'\n';
+    let mut n = 1;
     for part in [
         event.as_bytes(),
         b" ",
@@ -448,7 +570,7 @@ pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
         buf[n..n + take].copy_from_slice(&part[..take]);
         n += take;
     }
-    for c in &mut buf[..n] {
+    for c in &mut buf[1..n] {
         if *c == b'\n' {
             *c = b'?';
         }

@@ -1303,30 +1303,72 @@ struct Report {
     first_audited: Option<String>,
     /// Trace or report lines the library could not deliver.
     lost: u64,
-    /// Distinct events, in order of first occurrence, with their counts.
+    /// Distinct events, in order of first occurrence, with their counts
+    /// (at most [`EVENTS_MAX`]; `index` finds one).
     events: Vec<(String, u64)>,
-    /// Trace lines to print (tests read them here; `drain` prints them).
-    echoed: Vec<String>,
+    index: std::collections::HashMap<String, usize>,
+    /// Events past [`EVENTS_MAX`] distinct ones.
+    other_events: u64,
     /// Print relayed trace lines as they arrive.
     echo: bool,
     /// The log file relayed lines are appended to instead (`--log FILE`).
     file: Option<std::fs::File>,
 }
 
+/// Reads per drain: 4 MiB, more than the pipe holds.
+const DRAIN_READS: usize = 512;
+
+/// Distinct events kept for the summary: every guarded process can write
+/// to the pipe, and the supervisor's memory must not grow without bound.
+const EVENTS_MAX: usize = 10_000;
+
+/// Bytes without a newline kept waiting for the rest of their line. The
+/// library's messages are shorter (one atomic pipe write each, starting with
+/// a newline), so a longer run is a program's own bytes: cut there.
+const PENDING_MAX: usize = 8192;
+
+/// A line as received, with control characters (a terminal escape written
+/// to the pipe by a program) shown as `?`: the library escapes its own.
+fn printable(line: &[u8]) -> String {
+    String::from_utf8_lossy(line)
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+        .collect()
+}
+
 impl Report {
     fn drain(&mut self, fd: RawFd) {
         let mut buf = [0u8; 8192];
-        loop {
+        // Bounded, so a process that writes to the pipe without end cannot
+        // keep the supervisor from its other work (the timeout, the wait).
+        for _ in 0..DRAIN_READS {
             // SAFETY: reads into our buffer from our non-blocking pipe.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if n <= 0 {
                 break;
             }
             self.pending.extend_from_slice(&buf[..n as usize]);
+            self.lines();
         }
-        while let Some(i) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=i).collect();
-            let line = String::from_utf8_lossy(&line[..i]).into_owned();
+        self.lines();
+    }
+
+    /// Handles the whole lines received so far.
+    fn lines(&mut self) {
+        loop {
+            let line = match self.pending.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let line = printable(&self.pending[..i]);
+                    self.pending.drain(..=i);
+                    line
+                }
+                None if self.pending.len() > PENDING_MAX => {
+                    let line = printable(&self.pending);
+                    self.pending.clear();
+                    line
+                }
+                None => break,
+            };
             if let Some(rest) = line.strip_prefix("blocked ") {
                 self.blocked += 1;
                 self.first_blocked.get_or_insert_with(|| rest.to_string());
@@ -1335,7 +1377,7 @@ impl Report {
                 .strip_prefix("lost ")
                 .and_then(|n| n.parse::<u64>().ok())
             {
-                self.lost += n;
+                self.lost = self.lost.saturating_add(n);
             } else if let Some(rest) = line.strip_prefix("audit ") {
                 self.audited += 1;
                 self.first_audited.get_or_insert_with(|| rest.to_string());
@@ -1356,15 +1398,18 @@ impl Report {
                 } else if self.echo {
                     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
                 }
-                self.echoed.push(line);
             }
         }
     }
 
     fn note(&mut self, ev: String) {
-        match self.events.iter_mut().find(|(e, _)| *e == ev) {
-            Some((_, n)) => *n += 1,
-            None => self.events.push((ev, 1)),
+        match self.index.get(&ev) {
+            Some(&i) => self.events[i].1 += 1,
+            None if self.events.len() < EVENTS_MAX => {
+                self.index.insert(ev.clone(), self.events.len());
+                self.events.push((ev, 1));
+            }
+            None => self.other_events += 1,
         }
     }
 
@@ -1442,6 +1487,12 @@ impl Report {
                     self.events.len() - SUMMARY_MAX
                 );
             }
+            if self.other_events > 0 {
+                eprintln!(
+                    "fsguard:   … and {} past the first {EVENTS_MAX} distinct ones",
+                    self.other_events
+                );
+            }
         }
     }
 }
@@ -1491,5 +1542,33 @@ mod tests {
         assert_eq!(r.blocked, 2);
         assert_eq!(r.audited, 1);
         assert_eq!(r.first_blocked.as_deref(), Some("open write /etc/x"));
+    }
+
+    /// What a guarded program writes to the pipe adds lines, never hides
+    /// the library's: a line it leaves open ends at the library's leading
+    /// newline; an endless one is cut; a forged count cannot overflow.
+    #[test]
+    fn report_survives_what_programs_write() {
+        let mut r = Report::default();
+        let (rd, wr) = pipe(libc::O_CLOEXEC).unwrap();
+        set_nonblocking(rd.as_raw_fd());
+        let put = |b: &[u8]| {
+            // SAFETY: writes to our pipe.
+            unsafe { libc::write(wr.as_raw_fd(), b.as_ptr().cast(), b.len()) };
+        };
+        put(b"no newline here");
+        put(b"\nblocked open write /etc/x\n");
+        put(b"lost 18446744073709551615\n\nlost 5\n");
+        r.drain(rd.as_raw_fd());
+        assert_eq!(r.blocked, 1);
+        assert_eq!(r.first_blocked.as_deref(), Some("open write /etc/x"));
+        assert_eq!(r.lost, u64::MAX);
+        put(&vec![b'a'; 3 * PENDING_MAX]);
+        r.drain(rd.as_raw_fd());
+        assert!(r.pending.len() <= PENDING_MAX, "{}", r.pending.len());
+        put(b"\nblocked unlink write /etc/y\n");
+        r.drain(rd.as_raw_fd());
+        assert_eq!(r.blocked, 2);
+        assert_eq!(printable(b"a\x1b[2Jb\tc"), "a?[2Jb\tc");
     }
 }
