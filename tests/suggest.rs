@@ -539,7 +539,10 @@ fn report_groups_refused_accesses() {
     assert!(text.contains(&hint), "{text}");
     // The hint answers as the report says.
     let x = run(fsguard(&home, &["explain", "--root", ".", "read", &f0]).current_dir(&ws));
-    assert_eq!(x.stdout, format!("deny read {f0} rule=root\n"));
+    assert_eq!(
+        x.stdout,
+        format!("deny read {f0} rule=root hint=\"--allow-read {f0}\"\n")
+    );
 
     // `-`: on stderr, instead of the summary; audit mode says so.
     let o = run(fsguard(
