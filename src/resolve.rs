@@ -81,10 +81,12 @@ pub enum Follow {
 /// anonymous object name (`pipe:[12]`).
 ///
 /// Left uninitialized: zeroing 4 KiB per checked call would cost more than
-/// the check.
+/// the check. A path longer than the kernel's names (deeper than
+/// `PATH_MAX`, see [`long_dir_path`]) lives on the heap instead.
 pub struct PathBuf {
     buf: [MaybeUninit<u8>; PATH_CAP],
     len: usize,
+    long: Option<Vec<u8>>,
 }
 
 impl PathBuf {
@@ -97,11 +99,15 @@ impl PathBuf {
             // SAFETY: an array of MaybeUninit needs no initialization.
             buf: unsafe { MaybeUninit::uninit().assume_init() },
             len: 0,
+            long: None,
         }
     }
 
     /// The path bytes.
     pub fn as_bytes(&self) -> &[u8] {
+        if let Some(long) = &self.long {
+            return long;
+        }
         // SAFETY: the first `len` bytes were written by readlink or push_name.
         unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
     }
@@ -110,10 +116,24 @@ impl PathBuf {
         copy_into(&mut self.buf[at..at + bytes.len()], bytes);
     }
 
+    /// Starts a path of the kernel's length: the stack buffer again.
+    fn set_len(&mut self, len: usize) {
+        self.long = None;
+        self.len = len;
+    }
+
     fn push_name(&mut self, name: &[u8]) -> Result<(), Errno> {
         let need = usize::from(self.len > 1) + name.len();
-        if self.len + need > PATH_CAP {
-            return Err(Errno::NAMETOOLONG);
+        if self.long.is_none() && self.len + need > PATH_CAP {
+            // Deeper than PATH_MAX: rare, so the heap.
+            self.long = Some(self.as_bytes().to_vec());
+        }
+        if let Some(long) = &mut self.long {
+            if long.as_slice() != b"/" {
+                long.push(b'/');
+            }
+            long.extend_from_slice(name);
+            return Ok(());
         }
         if self.as_bytes() != b"/" {
             self.put(self.len, b"/");
@@ -381,12 +401,52 @@ fn locate_slow(
     }
     match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => {
-            fd_path_of(fd.as_fd(), out)?;
+            if let Err(e) = fd_path_of(fd.as_fd(), out) {
+                if e != Unresolved::Failed(Errno::NAMETOOLONG) {
+                    return Err(e);
+                }
+                if deep_object_path(d, bytes, fd.as_fd(), out).is_err() {
+                    // A symlink to it, say: followed by hand, as for a
+                    // create, to the object it leads to now.
+                    drop(fd);
+                    resolve_create(d, bytes, out, via, 0)?;
+                    if via.reach() != Reach::Object {
+                        via.reset();
+                        return Err(Unresolved::Failed(Errno::NAMETOOLONG));
+                    }
+                    return Ok(());
+                }
+            }
             via.set_object(fd, slash);
             Ok(())
         }
         Err(e) => Err(kernel_or_failed(e)),
     }
+}
+
+/// The name of a non-directory deeper than `PATH_MAX`, opened as `bytes`
+/// relative to `d`: its parent's name and its own, when the entry there is
+/// the object itself (not a symlink to it).
+fn deep_object_path(
+    d: BorrowedFd<'_>,
+    bytes: &[u8],
+    fd: BorrowedFd<'_>,
+    out: &mut PathBuf,
+) -> Result<(), Unresolved> {
+    let too_long = Unresolved::Failed(Errno::NAMETOOLONG);
+    let (parent, name) = split(bytes).ok_or(too_long)?;
+    if name == b"." || name == b".." || name.len() > 255 {
+        return Err(too_long);
+    }
+    let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
+    let c = std::ffi::CString::new(name).map_err(|_| too_long)?;
+    let st = rustix::fs::statat(&pfd, c.as_c_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(Unresolved::Failed)?;
+    if (st.st_dev, st.st_ino) != id_of(fd).map_err(Unresolved::Failed)?.0 {
+        return Err(too_long);
+    }
+    fd_path_of(pfd.as_fd(), out)?;
+    out.push_name(name).map_err(Unresolved::Kernel)
 }
 
 /// Splits `a/b/c//` into (`a/b`, `c`); (`""`, `c`) for a bare name and
@@ -492,7 +552,14 @@ fn resolve_create(
                 Mode::empty(),
             )
             .map_err(kernel_or_failed)?;
-            fd_path_of(fd.as_fd(), out)?;
+            if let Err(e) = fd_path_of(fd.as_fd(), out) {
+                // A non-directory deeper than PATH_MAX: it is this entry.
+                if e != Unresolved::Failed(Errno::NAMETOOLONG) {
+                    return Err(e);
+                }
+                fd_path_of(pfd.as_fd(), out)?;
+                out.push_name(name).map_err(Unresolved::Kernel)?;
+            }
             via.set_object(fd, false);
             Ok(())
         }
@@ -518,14 +585,52 @@ pub fn fd_path(fd: i32, out: &mut PathBuf) -> Result<(), Unresolved> {
         return Err(Unresolved::Kernel(Errno::BADF));
     }
     // SAFETY: non-negative; used only in a syscall, which checks it.
-    fd_path_of(unsafe { BorrowedFd::borrow_raw(fd) }, out)
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    match fd_path_of(fd, out) {
+        Err(Unresolved::Failed(Errno::NAMETOOLONG)) => deep_file_in_cwd(fd, out),
+        r => r,
+    }
 }
 
+/// The name of a non-directory deeper than `PATH_MAX`, known only by its
+/// fd (`futimens` after a create, as `touch` and `cp -p` do): found in the
+/// cwd, when it is there and has no other name (a second link could be
+/// what the policy denies).
+fn deep_file_in_cwd(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
+    let too_long = Unresolved::Failed(Errno::NAMETOOLONG);
+    let st = rustix::fs::fstat(fd).map_err(Unresolved::Failed)?;
+    if st.st_nlink != 1 {
+        return Err(too_long);
+    }
+    let cwd = rustix::fs::openat(
+        CWD,
+        c".",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(Unresolved::Failed)?;
+    let name = name_in(cwd.as_fd(), (st.st_dev, st.st_ino)).map_err(|_| too_long)?;
+    fd_path_of(cwd.as_fd(), out)?;
+    out.push_name(&name).map_err(Unresolved::Kernel)
+}
+
+/// The kernel's name for `fd`; for a directory deeper than the kernel's
+/// names reach, the name built by [`long_dir_path`].
 fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
+    match kernel_name(fd, out) {
+        Err(Unresolved::Failed(Errno::NAMETOOLONG)) => long_dir_path(fd, out),
+        r => r,
+    }
+}
+
+/// `/proc/self/fd`'s name for `fd`. Failed(ENAMETOOLONG): the name is
+/// longer than the kernel hands back.
+fn kernel_name(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     use std::os::fd::AsRawFd;
     let mut link = [0u8; 32];
     fd_link(fd.as_raw_fd(), &mut link);
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
+    out.set_len(0);
     let (init, _) = rustix::fs::readlinkat_raw(CWD, c, &mut out.buf[..PATH_CAP - 256]).map_err(
         |e| match e {
             // No such entry: a closed fd, or no /proc at all. Only the
@@ -538,10 +643,123 @@ fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     )?;
     let n = init.len();
     if n >= PATH_CAP - 256 {
-        return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
+        return Err(Unresolved::Failed(Errno::NAMETOOLONG));
     }
-    out.len = n;
+    out.set_len(n);
     Ok(())
+}
+
+/// A directory and where it is: device and inode.
+type Id = (u64, u64);
+
+fn id_of(fd: BorrowedFd<'_>) -> Result<(Id, bool), Errno> {
+    let st = rustix::fs::fstat(fd)?;
+    let dir = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+    Ok(((st.st_dev, st.st_ino), dir))
+}
+
+/// The name of directory `fd` when it lies deeper than `PATH_MAX`, where
+/// `/proc/self/fd` answers ENAMETOOLONG although every call made in it
+/// works: walked up through `..` to the nearest ancestor the kernel can
+/// name, each step's name found in its parent by device and inode. Then
+/// every link is checked again from that ancestor down (and its name read
+/// again), so a directory moved during the walk fails closed instead of
+/// yielding a path it never had. Off the hot path: it allocates.
+fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
+    let failed = Unresolved::Failed;
+    let (me, dir) = id_of(fd).map_err(failed)?;
+    if !dir {
+        return Err(failed(Errno::NAMETOOLONG));
+    }
+    let o_path = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    // names[i] is the name of ids[i] in ids[i + 1].
+    let (mut names, mut ids) = (Vec::<Vec<u8>>::new(), vec![me]);
+    let mut cur = rustix::fs::openat(fd, c".", o_path, Mode::empty()).map_err(failed)?;
+    loop {
+        match kernel_name(cur.as_fd(), out) {
+            Ok(()) => break,
+            Err(Unresolved::Failed(Errno::NAMETOOLONG)) => {}
+            Err(e) => return Err(e),
+        }
+        let parent = rustix::fs::openat(&cur, c"..", o_path, Mode::empty()).map_err(failed)?;
+        let (pid, _) = id_of(parent.as_fd()).map_err(failed)?;
+        let child = *ids.last().expect("ids starts with fd's");
+        if pid == child || names.len() > 4096 {
+            return Err(failed(Errno::LOOP));
+        }
+        names.push(name_in(parent.as_fd(), child).map_err(failed)?);
+        ids.push(pid);
+        cur = parent;
+    }
+    let base = out.as_bytes().to_vec();
+    // Down again: each name still leads to the directory it was found for.
+    let mut down = rustix::fs::openat(&cur, c".", o_path, Mode::empty()).map_err(failed)?;
+    for (i, name) in names.iter().enumerate().rev() {
+        let c = std::ffi::CString::new(name.as_slice()).map_err(|_| failed(Errno::INVAL))?;
+        let next = rustix::fs::openat(
+            &down,
+            c.as_c_str(),
+            o_path | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )
+        .map_err(failed)?;
+        if id_of(next.as_fd()).map_err(failed)?.0 != ids[i] {
+            return Err(failed(Errno::AGAIN));
+        }
+        down = next;
+    }
+    kernel_name(cur.as_fd(), out)?;
+    if out.as_bytes() != base.as_slice() {
+        return Err(failed(Errno::AGAIN));
+    }
+    let mut long = base;
+    for name in names.iter().rev() {
+        if long.as_slice() != b"/" {
+            long.push(b'/');
+        }
+        long.extend_from_slice(name);
+    }
+    out.long = Some(long);
+    Ok(())
+}
+
+/// The name under which directory `want` is listed in `parent`: by inode
+/// first, then (a mount point lists the inode it covers) by stat of each
+/// subdirectory.
+fn name_in(parent: BorrowedFd<'_>, want: Id) -> Result<Vec<u8>, Errno> {
+    let nofollow = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+    let is = |name: &CStr| {
+        rustix::fs::statat(parent, name, nofollow).is_ok_and(|st| (st.st_dev, st.st_ino) == want)
+    };
+    let mut buf = vec![MaybeUninit::<u8>::uninit(); 32 * 1024];
+    for by_inode in [true, false] {
+        let list = rustix::fs::openat(
+            parent,
+            c".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut dir = rustix::fs::RawDir::new(&list, &mut buf);
+        while let Some(e) = dir.next() {
+            let e = e?;
+            let name = e.file_name();
+            if matches!(name.to_bytes(), b"." | b"..") {
+                continue;
+            }
+            let candidate = if by_inode {
+                e.ino() == want.1
+            } else {
+                matches!(
+                    e.file_type(),
+                    rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown
+                )
+            };
+            if candidate && is(name) {
+                return Ok(name.to_bytes().to_vec());
+            }
+        }
+    }
+    Err(Errno::NOENT)
 }
 
 /// An absolute path as the kernel will walk it: the base (cwd or dirfd path)
@@ -606,6 +824,7 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
     if bytes.is_empty() {
         return None;
     }
+    out.set_len(0);
     raw.len = 0;
     if bytes[0] != b'/' {
         if dirfd == libc::AT_FDCWD {
@@ -620,6 +839,9 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
         } else {
             fd_path(dirfd, out).ok()?;
             let base = out.as_bytes();
+            if out.long.is_some() {
+                return None;
+            }
             if base.first() != Some(&b'/') || !raw.push(base) {
                 return None;
             }
@@ -638,11 +860,11 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
             return None;
         }
         out.put(0, &raw_bytes[..n]);
-        out.len = n;
+        out.set_len(n);
         return Some(());
     }
     // Fold into `out`.
-    out.len = 0;
+    out.set_len(0);
     for comp in raw_bytes.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => {}
@@ -1042,6 +1264,38 @@ mod tests {
         ] {
             assert_eq!(folded_len(p), None, "{:?}", String::from_utf8_lossy(p));
         }
+    }
+
+    #[test]
+    fn a_directory_deeper_than_path_max_is_named_in_full() {
+        let top = std::env::temp_dir().join(format!("fsguard-deep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&top);
+        std::fs::create_dir(&top).unwrap();
+        let top = std::fs::canonicalize(&top).unwrap();
+        let name = "d".repeat(250);
+        let cname = std::ffi::CString::new(name.as_str()).unwrap();
+        let o_path = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let mut fd = rustix::fs::openat(CWD, top.as_os_str(), o_path, Mode::empty()).unwrap();
+        let mut want = top.as_os_str().as_encoded_bytes().to_vec();
+        for _ in 0..24 {
+            rustix::fs::mkdirat(&fd, cname.as_c_str(), Mode::from_raw_mode(0o700)).unwrap();
+            fd = rustix::fs::openat(&fd, cname.as_c_str(), o_path, Mode::empty()).unwrap();
+            want.push(b'/');
+            want.extend_from_slice(name.as_bytes());
+        }
+        assert!(want.len() > 6000);
+        use std::os::fd::AsRawFd;
+        let mut out = PathBuf::new();
+        fd_path(fd.as_raw_fd(), &mut out).unwrap();
+        assert_eq!(out.as_bytes(), want.as_slice());
+        // A name pushed on a long path stays long; the next short one
+        // goes back to the stack buffer.
+        out.push_name(b"x").unwrap();
+        assert_eq!(out.as_bytes().len(), want.len() + 2);
+        fd_path_cstr(CWD, c"/", &mut out).unwrap();
+        assert_eq!(out.as_bytes(), b"/");
+        drop(fd);
+        std::fs::remove_dir_all(&top).unwrap();
     }
 
     #[test]
