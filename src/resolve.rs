@@ -609,7 +609,11 @@ fn deep_file_in_cwd(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresol
         Mode::empty(),
     )
     .map_err(Unresolved::Failed)?;
-    let name = name_in(cwd.as_fd(), (st.st_dev, st.st_ino)).map_err(|_| too_long)?;
+    let name = name_in(cwd.as_fd(), (st.st_dev, st.st_ino)).map_err(|e| match e {
+        Errno::NOENT => too_long,
+        // EMFILE among them: the guard makes room and tries again.
+        e => Unresolved::Failed(e),
+    })?;
     fd_path_of(cwd.as_fd(), out)?;
     out.push_name(&name).map_err(Unresolved::Kernel)
 }
