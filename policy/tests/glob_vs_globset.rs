@@ -513,3 +513,49 @@ fn question_mark_matches_one_byte_of_a_non_utf8_name() {
         .unwrap()
         .matches(b"/d/\xc3\xa9.key"));
 }
+
+/// Inside a class a backslash escapes the next byte, as in `fnmatch`:
+/// `[\]]` is the class of `]`. globset takes the backslash as a member
+/// and the class as `[\]`; the generator puts no backslash in classes.
+#[test]
+fn a_backslash_escapes_inside_a_class() {
+    let s = PatternSet::new(["/d/[\\]]x"]).unwrap();
+    assert!(s.matches(b"/d/]x"));
+    assert!(!s.matches(b"/d/\\x"));
+    assert!(!gs_one("/d/[\\]]x", "/d/]x"));
+    assert!(gs_one("/d/[\\]]x", "/d/\\]x"));
+}
+
+/// `}` and `,` alone are not glob syntax: a pattern with no `*?[{\` is a
+/// plain path, matched literally. globset refuses an unopened `}`.
+#[test]
+fn a_lone_closing_brace_is_a_literal_name() {
+    let s = PatternSet::new(["/d/a}"]).unwrap();
+    assert!(s.matches(b"/d/a}"));
+    assert!(s.matches(b"/d/a}/x"));
+    assert!(!s.matches(b"/d/a"));
+    assert!(GlobBuilder::new("/d/a}").build().is_err());
+}
+
+/// Malformed globs are errors in both, so a typo never becomes a rule.
+#[test]
+fn malformed_globs_are_refused_by_both() {
+    for p in ["/d/[a", "/d/[]", "/d/[!]", "/d/{a", "/d/{a,{b}", "/d/a\\"] {
+        assert!(PatternSet::new([p]).is_err(), "policy accepts {p:?}");
+        assert!(
+            GlobBuilder::new(p).backslash_escape(true).build().is_err(),
+            "globset accepts {p:?}"
+        );
+    }
+}
+
+/// A reversed range (`[z-a]`) is refused by globset; the policy accepts it
+/// and it matches nothing, so a deny rule with such a typo denies nothing
+/// instead of failing closed. Known failure, reported: the fix belongs in
+/// `pattern.rs` (`check_wild`).
+#[test]
+#[ignore = "known failure (reported): PatternSet accepts a reversed range"]
+fn a_reversed_range_is_refused() {
+    assert!(GlobBuilder::new("/d/[z-a]").build().is_err());
+    assert!(PatternSet::new(["/d/[z-a]"]).is_err());
+}
