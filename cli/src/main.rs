@@ -3,6 +3,7 @@
 mod discover;
 mod embed;
 mod gate;
+mod landlock;
 mod outcome;
 mod presets;
 mod report;
@@ -55,7 +56,7 @@ options:
                            exec of a static program the library cannot follow
 run options:
   --landlock[=required]    Landlock (on by default where the kernel has it);
-                           =required: fail (125) if the kernel has none
+                           =required: fail (125) unless fully enforced
   --no-landlock            the library alone guards (static programs run unconfined)
   --timeout DURATION       SIGTERM after DURATION (10, 2.5s, 3m, 1h, 1d), SIGKILL
                            after a grace period; exit 124

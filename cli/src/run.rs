@@ -22,29 +22,13 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-use fsguard_policy::{
-    canonical_prefix, LogFormat, LogTarget, Policy, Settings, UnguardedExec, DEVICES,
-};
+use fsguard_policy::{LogFormat, LogTarget, Policy, Settings, UnguardedExec};
 
-use crate::{settings, Cli, EXIT_FSGUARD, USAGE};
+use crate::landlock::Landlock;
+use crate::{landlock, settings, Cli, EXIT_FSGUARD, USAGE};
 
 /// Grace period between SIGTERM and SIGKILL on `--timeout`.
 const GRACE_SECS: f64 = 5.0;
-
-/// `--landlock`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Landlock {
-    /// The default: applied where the kernel has Landlock, silently skipped
-    /// where it has none.
-    #[default]
-    Auto,
-    /// `--no-landlock`.
-    Off,
-    /// `--landlock`: applied if the kernel has it, else a warning.
-    BestEffort,
-    /// Applied, or fsguard fails (125).
-    Required,
-}
 
 /// Options of `run` beyond the policy flags.
 #[derive(Clone, Debug, Default)]
@@ -428,131 +412,6 @@ fn install_handlers() {
 }
 
 // ---------------------------------------------------------------------------
-// Landlock.
-
-/// The kernel's Landlock ABI version; 0 if it has none.
-fn landlock_abi() -> i64 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // only returns a number.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    v.max(0)
-}
-
-/// The directory a pattern starts from: the part before its first glob
-/// component, walked up to what exists (never widened to `/`).
-fn pattern_base(p: &str) -> Option<PathBuf> {
-    let literal: Vec<&str> = p
-        .split('/')
-        .take_while(|c| !c.contains(['*', '?', '[', '{']))
-        .collect();
-    let lit = literal.join("/");
-    let lit = if lit.is_empty() { "/".to_string() } else { lit };
-    let mut cur = canonical_prefix(Path::new(&lit));
-    while !cur.exists() {
-        cur = cur.parent()?.to_path_buf();
-    }
-    if cur == Path::new("/") && lit != "/" {
-        return None;
-    }
-    Some(cur)
-}
-
-/// Builds the ruleset in the parent; the child only restricts itself.
-fn landlock_ruleset(
-    s: &Settings,
-    lib: &Path,
-    exe: &Path,
-    tmp: &Path,
-) -> Result<landlock::RulesetCreated, String> {
-    use landlock::{
-        Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI,
-    };
-    let abi = ABI::V5;
-    let all = AccessFs::from_all(abi);
-    let read = AccessFs::from_read(abi);
-    let write = AccessFs::from_write(abi);
-    let file = AccessFs::from_file(abi);
-    let mut rules: Vec<(PathBuf, landlock::BitFlags<AccessFs>)> = Vec::new();
-    let mut add = |p: &Path, a| rules.push((p.to_path_buf(), a));
-
-    // Reads: everything without a root; with one, the root, the read-allow
-    // bases, installed software (the loader needs it, whatever `system`
-    // says), /proc (the library reads /proc/self/fd) and /dev.
-    let audit = s.mode == fsguard_policy::Mode::Audit;
-    match &s.root {
-        _ if audit => add(Path::new("/"), read),
-        None => add(Path::new("/"), read),
-        Some(r) => {
-            add(Path::new(r), read);
-            for p in s
-                .system_paths
-                .iter()
-                .map(String::as_str)
-                .chain(fsguard_policy::SYSTEM.iter().copied())
-            {
-                add(Path::new(p), read);
-            }
-            for p in &s.read.allow {
-                if let Some(b) = pattern_base(p) {
-                    add(&b, read);
-                }
-            }
-            add(Path::new("/proc"), read);
-            add(Path::new("/dev"), read);
-            // System configuration glibc reads internally (NSS: passwd,
-            // group, hosts), which the library cannot see either.
-            add(Path::new("/etc"), read);
-            add(lib, read);
-            add(exe, read);
-        }
-    }
-    // Writes: the root unless read-only (everything without a root), the
-    // write-allow bases, the private TMPDIR, the devices and the log file.
-    // In audit mode the library blocks nothing; the kernel still keeps
-    // writes inside the root (and the write allow-list).
-    match (&s.root, s.readonly && !audit) {
-        (Some(r), false) => add(Path::new(r), write),
-        (None, false) if s.write.allow.is_empty() || audit => add(Path::new("/"), write),
-        _ => {}
-    }
-    for p in &s.write.allow {
-        if let Some(b) = pattern_base(p) {
-            add(&b, read | write);
-        }
-    }
-    add(tmp, all);
-    // The `ipc` preset's shared memory; Landlock cannot name a prefix, so
-    // the library alone keeps other processes' objects refused.
-    if s.ipc {
-        add(Path::new("/dev/shm"), read | write);
-    }
-    for d in DEVICES {
-        add(Path::new(d), all);
-    }
-    // Not the log file: the supervisor writes it, the command never does.
-
-    let mut ruleset = Ruleset::default()
-        .handle_access(all)
-        .and_then(|r| r.create())
-        .map_err(|e| format!("landlock: {e}"))?;
-    for (path, access) in rules {
-        let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if path.is_dir() { access } else { access & file };
-        ruleset = ruleset
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| format!("landlock: {}: {e}", path.display()))?;
-    }
-    Ok(ruleset)
-}
-
-// ---------------------------------------------------------------------------
 // The supervised child.
 
 /// Makes a C string; fails on an interior NUL.
@@ -670,7 +529,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     let mut ruleset = None;
     if opts.landlock != Landlock::Off {
-        let abi = landlock_abi();
+        let abi = landlock::kernel_abi();
         if abi == 0 {
             let why = "this kernel has no Landlock (not built in, or not enabled at boot: \
                        add landlock to the lsm= boot parameter)";
@@ -682,7 +541,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             }
         } else {
             let exe_abs = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
-            ruleset = Some(landlock_ruleset(&settings, &lib, &exe_abs, &tmp.path)?);
+            ruleset = Some(landlock::ruleset(
+                &settings,
+                opts.landlock,
+                &lib,
+                &exe_abs,
+                &tmp.path,
+            )?);
         }
     }
 
@@ -812,6 +677,12 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         let mut f = std::fs::File::from(err_r);
         let _ = std::io::Read::read_to_end(&mut f, &mut pre);
     }
+    // With a ruleset, the child's first byte is its enforcement status.
+    let ll_status = pre.first().and_then(|&b| landlock::status_from_byte(b));
+    let ll_note = ll_status
+        .as_ref()
+        .and_then(|st| landlock::status_message(st, landlock::kernel_abi()));
+    let pre = &pre[usize::from(ll_status.is_some())..];
     let was_traced = pre.first() == Some(&MSG_TRACED);
     if let Some(pos) = pre.iter().position(|&b| b == MSG_EXEC || b == MSG_LANDLOCK) {
         let errno = pre
@@ -821,7 +692,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         reap(pid);
         let err = std::io::Error::from_raw_os_error(errno);
         if pre[pos] == MSG_LANDLOCK {
-            eprintln!("fsguard: error: cannot apply the Landlock ruleset: {err}");
+            match ll_note {
+                Some(note) => eprintln!("fsguard: error: --landlock=required: Landlock {note}"),
+                None => eprintln!("fsguard: error: cannot apply the Landlock ruleset: {err}"),
+            }
             return Ok(ExitCode::from(EXIT_FSGUARD));
         }
         eprintln!("fsguard: {}: {err}", program.to_string_lossy());
@@ -830,6 +704,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         } else {
             126
         }));
+    }
+
+    // Reported once, and only when the kernel left something out.
+    if let (Some(note), false) = (&ll_note, opts.quiet) {
+        eprintln!("fsguard: landlock: {note}");
     }
 
     let started = Instant::now();
@@ -1016,7 +895,7 @@ unsafe fn child(
     envp: &[*const libc::c_char],
     keep: [RawFd; 3],
     err: RawFd,
-    ruleset: Option<landlock::RulesetCreated>,
+    ruleset: Option<::landlock::RulesetCreated>,
     required: bool,
     trace: bool,
 ) -> ! {
@@ -1041,10 +920,15 @@ unsafe fn child(
     }
     if let Some(rs) = ruleset {
         match rs.restrict_self() {
-            Ok(st) if required && st.ruleset == landlock::RulesetStatus::NotEnforced => {
-                fail(MSG_LANDLOCK, libc::ENOSYS)
+            Ok(st) => {
+                // SAFETY: writes one byte to our pipe.
+                unsafe {
+                    libc::write(err, [landlock::status_byte(&st.ruleset)].as_ptr().cast(), 1)
+                };
+                if required && st.ruleset != ::landlock::RulesetStatus::FullyEnforced {
+                    fail(MSG_LANDLOCK, libc::ENOSYS)
+                }
             }
-            Ok(_) => {}
             Err(_) => fail(MSG_LANDLOCK, libc::EPERM),
         }
     }
@@ -1520,14 +1404,6 @@ mod tests {
         assert_eq!(parse_duration("0s"), None);
         assert_eq!(parse_duration("s"), None);
         assert!(!parse_option(&mut o, "--root", None, &mut rest).unwrap());
-    }
-
-    #[test]
-    fn pattern_bases_round_up() {
-        assert_eq!(pattern_base("/usr/**/*.so"), Some(PathBuf::from("/usr")));
-        assert_eq!(pattern_base("/usr/lib"), Some(PathBuf::from("/usr/lib")));
-        assert_eq!(pattern_base("/nonexistent-xyz/a/**"), None);
-        assert_eq!(pattern_base("/**"), Some(PathBuf::from("/")));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 
 use fsguard_policy::{Access, ListKind, LogFormat, Policy, UnguardedExec};
 
-use crate::run::Landlock;
+use crate::landlock::{kernel_abi, Landlock};
 use crate::{parse, settings, Cli, Flag};
 
 /// The line `unwrap` looks for; the rest of that line names the wrapper.
@@ -164,7 +164,7 @@ pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
     // The policy, checked exactly as `run` would check it.
     let s = settings(&cli, exe.as_deref())?;
     Policy::new(s).map_err(|e| e.to_string())?;
-    if cli.run.landlock == Landlock::Required && !landlock_available() {
+    if cli.run.landlock == Landlock::Required && kernel_abi() == 0 {
         eprintln!(
             "fsguard: warning: --landlock=required: this kernel has no Landlock; \
              the wrapper will fail (125) here"
@@ -602,12 +602,6 @@ fn on_path(dir: &Path) -> bool {
     std::env::var_os("PATH").is_some_and(|path| {
         std::env::split_paths(&path).any(|d| d == dir || (want.is_some() && canon(&d) == want))
     })
-}
-
-fn landlock_available() -> bool {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // only returns the ABI version.
-    unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, 0usize, 0usize, 1u32) > 0 }
 }
 
 /// The current time as `YYYY-MM-DD HH:MM:SS UTC`.
