@@ -75,7 +75,7 @@ impl<T> ByPrefix<T> {
     /// path a longer key is a deeper one), so that scanning it visits keys in
     /// the order the map walk does. Called once, after the last `entry`.
     fn seal(&mut self) {
-        self.list.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.list.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
         self.map.clear();
         for (i, (k, _)) in self.list.iter().enumerate() {
             self.map.insert(k.clone(), i);
