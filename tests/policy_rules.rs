@@ -679,3 +679,77 @@ print(subprocess.run(["/bin/sh", "-c", "echo > ws/new2"]).returncode)
     assert_ne!(o.stdout.lines().nth(1), Some("0"), "{}", o.show());
     assert!(!d.join("ws/new").exists() && !d.join("ws/new2").exists());
 }
+
+#[test]
+fn the_most_specific_rule_is_named_whatever_the_list_size() {
+    // Several rules of one list cover the path: the trace and `explain`
+    // name the one whose literal directory is deepest, whether the list is
+    // short (scanned) or long (looked up), and whatever its order.
+    let d = TempDir::new("label");
+    d.file("ws/a/b/f", "secret\n");
+    d.file("ws/a/b/f.key", "secret\n");
+    d.file("ws/a/g", "secret\n");
+    let dd = d.path().display();
+    let filler: Vec<String> = (0..7).map(|i| format!("\"ws/c{i}\"")).collect();
+    for rules in [
+        vec!["\"ws/a\"", "\"ws/a/b\""],
+        vec!["\"ws/a/b\"", "\"ws/a\""],
+        vec!["\"ws/a\"", "\"ws/a/b\"", "\"ws/**/*.key\""],
+        vec!["\"ws/**/*.key\"", "\"ws/a/b\"", "\"ws/a\""],
+    ] {
+        for plain in [2, 9] {
+            // 2 plain rules are scanned; 9 (7 more that cover nothing here)
+            // are past the scan limit and looked up by ancestor.
+            let mut list: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+            list.extend(filler.iter().take(plain - 2).cloned());
+            let n = list.len();
+            let cfg = d.file(
+                "policy.toml",
+                &format!("[read]\ndeny = [{}]\n", list.join(", ")),
+            );
+            for (path, rule) in [
+                ("ws/a/b/f", format!("{dd}/ws/a/b")),
+                ("ws/a/b/f.key", format!("{dd}/ws/a/b")),
+                ("ws/a/g", format!("{dd}/ws/a")),
+            ] {
+                let e = run(
+                    fsguard(&["explain", "--config", cfg.to_str().unwrap(), "read", path])
+                        .current_dir(d.path()),
+                );
+                assert_eq!(e.code, Some(1), "{}", e.show());
+                let want = format!("deny read {dd}/{path} rule=read.deny:\"{rule}\"");
+                assert!(
+                    e.stdout.starts_with(&want),
+                    "{n} rules {list:?}: want {want:?}\n{}",
+                    e.show()
+                );
+            }
+            // The library's trace line names the same rule.
+            let o = expect(
+                guarded("python3", &[("FSGUARD_CONFIG", cfg.to_str().unwrap())]),
+                d.path(),
+                &[("r:ws/a/b/f", "EACCES"), ("r:ws/a/g", "EACCES")],
+            );
+            let blocked = lines(&o.stderr, "blocked");
+            assert_eq!(blocked.len(), 2, "{}", o.show());
+            assert!(
+                blocked[0].starts_with(&format!(
+                    "[fsguard] blocked open read path={dd}/ws/a/b/f rule=read.deny:\"{dd}/ws/a/b\""
+                )),
+                "{n} rules {list:?}: {}",
+                o.show()
+            );
+            assert!(
+                blocked[1].starts_with(&format!(
+                    "[fsguard] blocked open read path={dd}/ws/a/g rule=read.deny:\"{dd}/ws/a\""
+                )),
+                "{n} rules {list:?}: {}",
+                o.show()
+            );
+            assert_eq!(
+                std::fs::read_to_string(d.join("ws/a/b/f")).unwrap(),
+                "secret\n"
+            );
+        }
+    }
+}

@@ -71,11 +71,24 @@ impl<T> ByPrefix<T> {
         &mut self.list[i].1
     }
 
-    /// Visits the entries whose key is `path` or an ancestor of it, nearest
-    /// first for the map, in insertion order for the short list.
+    /// Orders the short list deepest key first (among the ancestors of one
+    /// path a longer key is a deeper one), so that scanning it visits keys in
+    /// the order the map walk does. Called once, after the last `entry`.
+    fn seal(&mut self) {
+        self.list.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
+        self.map.clear();
+        for (i, (k, _)) in self.list.iter().enumerate() {
+            self.map.insert(k.clone(), i);
+        }
+    }
+
+    /// Visits the entries whose key is `path` or an ancestor of it and at
+    /// least `min` bytes long, deepest first, whether the list is scanned or
+    /// looked up in the map; stops at the first `Some`.
     fn find<'a, R>(
         &'a self,
         path: &[u8],
+        min: usize,
         mut f: impl FnMut(&'a [u8], &'a T) -> Option<R>,
     ) -> Option<R> {
         if self.list.is_empty() || !is_within(path, &self.common) {
@@ -85,6 +98,7 @@ impl<T> ByPrefix<T> {
             return self
                 .list
                 .iter()
+                .take_while(|(k, _)| k.len() >= min)
                 .filter(|(k, _)| is_within(path, k))
                 .find_map(|(k, v)| f(k, v));
         }
@@ -98,6 +112,9 @@ impl<T> ByPrefix<T> {
         }
         loop {
             let key: &[u8] = if end == 0 { b"/" } else { &path[..end] };
+            if key.len() < min {
+                return None;
+            }
             if let Some(&i) = self.map.get(key) {
                 let (k, v) = &self.list[i];
                 if let Some(r) = f(k, v) {
@@ -283,6 +300,8 @@ impl PatternSet {
         for (_, bucket) in &mut set.globs.list {
             bucket.index();
         }
+        set.plain.seal();
+        set.globs.seal();
         Ok(set)
     }
 
@@ -296,20 +315,35 @@ impl PatternSet {
         self.sources.iter().map(String::as_str)
     }
 
-    /// The first pattern that covers `path`, if any.
+    /// The pattern that covers `path`, if any: when several do, the most
+    /// specific one, whose literal leading directory (all of a plain path)
+    /// is deepest; of those, the one listed first. The same pattern however
+    /// many the list holds and in whatever order the others are listed, so
+    /// a trace names the rule nearest the path.
     pub fn find(&self, path: &[u8]) -> Option<&str> {
-        if let Some(i) = self.plain.find(path, |_, &i| Some(i)) {
-            return Some(&self.sources[i]);
-        }
-        let i = self.globs.find(path, |prefix, globs| {
-            let rest = if prefix == b"/" {
-                &path[1..]
-            } else {
-                &path[prefix.len()..]
-            };
-            let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-            globs.find(rest)
-        })?;
+        let plain = self.plain.find(path, 0, |k, &i| Some((k.len(), i)));
+        // Only a glob filed at least as deep as the plain hit can beat it.
+        let glob = self
+            .globs
+            .find(path, plain.map_or(0, |(len, _)| len), |prefix, globs| {
+                let rest = if prefix == b"/" {
+                    &path[1..]
+                } else {
+                    &path[prefix.len()..]
+                };
+                let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+                globs.find(rest).map(|i| (prefix.len(), i))
+            });
+        let (_, i) = match (plain, glob) {
+            (Some(p), Some(g)) => {
+                if g.0 > p.0 || (g.0 == p.0 && g.1 < p.1) {
+                    g
+                } else {
+                    p
+                }
+            }
+            (p, g) => p.or(g)?,
+        };
         Some(&self.sources[i])
     }
 
@@ -322,15 +356,25 @@ impl PatternSet {
     /// literal leading directory): moving `dir` would move what it covers.
     /// Linear in the patterns; meant for renames, not the hot path.
     pub fn find_below(&self, dir: &[u8]) -> Option<&str> {
-        if let Some((_, i)) = self.plain.list.iter().find(|(k, _)| is_within(k, dir)) {
-            return Some(&self.sources[*i]);
+        // The first such pattern in config order (the lists are sorted by
+        // depth, not source).
+        if let Some(i) = self
+            .plain
+            .list
+            .iter()
+            .filter(|(k, _)| is_within(k, dir))
+            .map(|(_, i)| *i)
+            .min()
+        {
+            return Some(&self.sources[i]);
         }
         self.globs
             .list
             .iter()
-            .find(|(k, _)| is_within(k, dir))
-            .and_then(|(_, bucket)| bucket.globs.first())
-            .map(|g| self.sources[g.source].as_str())
+            .filter(|(k, _)| is_within(k, dir))
+            .filter_map(|(_, bucket)| bucket.globs.first().map(|g| g.source))
+            .min()
+            .map(|i| self.sources[i].as_str())
     }
 }
 
@@ -819,6 +863,128 @@ mod tests {
                 String::from_utf8_lossy(c)
             );
         }
+    }
+
+    /// Overlapping rules, padded with rules that match none of the paths
+    /// below, so that each list is scanned (no padding) or looked up in the
+    /// maps and the indexed bucket (padding).
+    fn overlapping(pad: usize) -> Vec<String> {
+        // One rule per depth of literal directory, so that no two tie.
+        let mut pats: Vec<String> = [
+            "/w/**/secret.key",
+            "/w/a",
+            "/w/a/b/**/*.key",
+            "/w/a/b/c",
+            "/w/a/b/c/d/*.key",
+            "/w/a/b/c/d/e/**/x",
+        ]
+        .map(String::from)
+        .to_vec();
+        for i in 0..pad {
+            pats.push(format!("/pad{i}"));
+            pats.push(format!("/w/a/pad{i}"));
+            pats.push(format!("/w/a/b/c/d/*.pad{i}"));
+            pats.push(format!("/w/**/pad{i}/*.key"));
+            pats.push(format!("/w/a/q{i}/*.key"));
+        }
+        pats
+    }
+
+    /// The rule the label must name, whatever the list's size or order.
+    const MOST_SPECIFIC: &[(&[u8], Option<&str>)] = &[
+        (b"/w/a/b/c/d/secret.key", Some("/w/a/b/c/d/*.key")),
+        (b"/w/a/b/c/d/e/secret.key", Some("/w/a/b/c")),
+        (b"/w/a/b/c/d/e/f/x", Some("/w/a/b/c/d/e/**/x")),
+        (b"/w/a/b/z.key", Some("/w/a/b/**/*.key")),
+        (b"/w/a/b/z", Some("/w/a")),
+        (b"/w/a", Some("/w/a")),
+        (b"/w/z/secret.key", Some("/w/**/secret.key")),
+        (b"/w/z/other.key", None),
+    ];
+
+    #[test]
+    fn the_most_specific_rule_is_named_at_any_size_and_order() {
+        for pad in [0, 1, 3, 20] {
+            let mut pats = overlapping(pad);
+            // Deterministic shuffles: rotations and a stride permutation.
+            for round in 0..8usize {
+                let by = round % pats.len();
+                pats.rotate_left(by);
+                if round % 2 == 1 {
+                    let n = pats.len();
+                    let step = (1..n).rev().find(|s| gcd(*s, n) == 1).unwrap_or(1);
+                    pats = (0..n).map(|i| pats[(i * step) % n].clone()).collect();
+                }
+                let s = PatternSet::new(&pats).unwrap();
+                let small = s.plain.list.len() <= LINEAR_MAX && s.globs.list.len() <= LINEAR_MAX;
+                assert_eq!(small, pad < 20, "both paths are exercised");
+                for (path, want) in MOST_SPECIFIC {
+                    assert_eq!(
+                        s.find(path),
+                        *want,
+                        "{} with {} rules (scanned: {small}) in order {pats:?}",
+                        String::from_utf8_lossy(path),
+                        pats.len()
+                    );
+                }
+            }
+        }
+    }
+
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+
+    #[test]
+    fn equally_specific_rules_are_named_in_config_order() {
+        // Same literal directory: a plain path and a glob, and two globs of
+        // one bucket. The one listed first is named, scanned or indexed.
+        for pad in [0, 20] {
+            let padding: Vec<String> = (0..pad)
+                .flat_map(|i| [format!("/t/pad{i}"), format!("/t/a/*.pad{i}")])
+                .collect();
+            for (first, second) in [
+                ("/t/a", "/t/a/*.key"),
+                ("/t/a/*.key", "/t/a"),
+                ("/t/a/*.key", "/t/a/s*"),
+                ("/t/a/s*", "/t/a/*.key"),
+            ] {
+                let pats: Vec<&str> = [first, second]
+                    .into_iter()
+                    .chain(padding.iter().map(String::as_str))
+                    .collect();
+                let s = PatternSet::new(&pats).unwrap();
+                assert_eq!(s.find(b"/t/a/s.key"), Some(first), "{pats:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_example_of_the_docs() {
+        let s = PatternSet::new(["/ws/a", "/ws/**/*.key", "/ws/a/b", "/ws/a/*.key"]).unwrap();
+        assert_eq!(s.find(b"/ws/a/b/f.key"), Some("/ws/a/b"));
+        assert_eq!(s.find(b"/ws/a/g.key"), Some("/ws/a"));
+        assert_eq!(s.find(b"/ws/c/g.key"), Some("/ws/**/*.key"));
+    }
+
+    #[test]
+    fn two_and_nine_plain_rules_name_the_same_one() {
+        // The case of the issue: the deeper rule, at 2 rules and at 9.
+        let two = PatternSet::new(["/ws/a", "/ws/a/b"]).unwrap();
+        let nine: Vec<String> = ["/ws/a".to_string(), "/ws/a/b".to_string()]
+            .into_iter()
+            .chain((0..7).map(|i| format!("/ws/c{i}")))
+            .collect();
+        let nine = PatternSet::new(&nine).unwrap();
+        assert!(nine.plain.list.len() > LINEAR_MAX);
+        assert_eq!(two.find(b"/ws/a/b/f"), Some("/ws/a/b"));
+        assert_eq!(nine.find(b"/ws/a/b/f"), Some("/ws/a/b"));
+        assert_eq!(two.find(b"/ws/a/f"), Some("/ws/a"));
+        assert_eq!(nine.find(b"/ws/a/f"), Some("/ws/a"));
     }
 
     #[test]
