@@ -501,7 +501,8 @@ fn check_wild(c: &[u8]) -> Result<(), String> {
             b'\\' if i + 1 >= c.len() => return Err("dangling '\\'".into()),
             b'\\' => i += 1,
             b'[' => {
-                class_end(c, i).ok_or("unclosed '['")?;
+                let end = class_end(c, i).ok_or("unclosed '['")?;
+                check_class(&c[i + 1..end])?;
             }
             _ => {}
         }
@@ -619,6 +620,43 @@ fn wild_match(p: &[u8], s: &[u8]) -> bool {
         pi += 1;
     }
     pi == p.len()
+}
+
+/// Refuses a range whose low end is above its high end (`[z-a]`): it would
+/// match nothing, so a deny rule with that typo would deny nothing. Walks
+/// the body exactly as [`class_match`] reads it.
+fn check_class(body: &[u8]) -> Result<(), String> {
+    let body = match body.first() {
+        Some(b'!' | b'^') => &body[1..],
+        _ => body,
+    };
+    let mut i = 0;
+    while i < body.len() {
+        let mut lo = body[i];
+        if lo == b'\\' && i + 1 < body.len() {
+            i += 1;
+            lo = body[i];
+        }
+        if i + 2 < body.len() && body[i + 1] == b'-' {
+            let mut hi = body[i + 2];
+            let mut step = 3;
+            if hi == b'\\' && i + 3 < body.len() {
+                hi = body[i + 3];
+                step = 4;
+            }
+            if lo > hi {
+                return Err(format!(
+                    "invalid range '{}-{}' (its start is after its end)",
+                    lo.escape_ascii(),
+                    hi.escape_ascii()
+                ));
+            }
+            i += step;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(())
 }
 
 /// A class body (between `[` and `]`): ranges, `!`/`^` negation, escapes.

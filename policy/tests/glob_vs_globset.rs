@@ -549,12 +549,10 @@ fn malformed_globs_are_refused_by_both() {
     }
 }
 
-/// A reversed range (`[z-a]`) is refused by globset; the policy accepts it
-/// and it matches nothing, so a deny rule with such a typo denies nothing
-/// instead of failing closed. Known failure, reported: the fix belongs in
-/// `pattern.rs` (`check_wild`).
+/// A reversed range (`[z-a]`) is refused by both: it would match nothing,
+/// so a deny rule with such a typo would deny nothing instead of failing
+/// closed (found by the differential test above).
 #[test]
-#[ignore = "known failure (reported): PatternSet accepts a reversed range"]
 fn a_reversed_range_is_refused() {
     assert!(GlobBuilder::new("/d/[z-a]").build().is_err());
     assert!(PatternSet::new(["/d/[z-a]"]).is_err());
