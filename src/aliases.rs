@@ -174,63 +174,32 @@ fn check1(call: &'static str, flags: c_int, path: *const c_char) -> Result<(), c
 /// `_IO_popen`: popen's old name.
 #[no_mangle]
 pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
-    type F = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
-    let Some(real) = crate::real::real!("_IO_popen", F) else {
-        set_errno(libc::ENOSYS);
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real call, under the child environment.
-    match unsafe { crate::exec::shell("popen", || real(cmd, mode)) } {
-        Ok(f) => f,
-        Err(e) => {
-            set_errno(e);
-            std::ptr::null_mut()
-        }
-    }
+    // SAFETY: the caller's arguments.
+    unsafe { crate::exec::run_popen("popen", cmd, mode) }
 }
 
-/// `_IO_proc_open`: popen's worker, into the caller's FILE.
+/// `_IO_proc_open`: popen's worker, which fills a FILE the caller allocated
+/// with libio's private layout. Running the shell needs the child's
+/// environment, which only an `environ` swap could give glibc's worker: the
+/// shell is checked (traced as ever), then the call fails with `ENOSYS`.
 #[no_mangle]
 pub unsafe extern "C" fn _IO_proc_open(
-    fp: *mut FILE,
-    cmd: *const c_char,
-    mode: *const c_char,
+    _fp: *mut FILE,
+    _cmd: *const c_char,
+    _mode: *const c_char,
 ) -> *mut FILE {
-    type F = unsafe extern "C" fn(*mut FILE, *const c_char, *const c_char) -> *mut FILE;
-    let Some(real) = crate::real::real!("_IO_proc_open", F) else {
-        set_errno(libc::ENOSYS);
-        return std::ptr::null_mut();
-    };
-    // SAFETY: as above.
-    match unsafe { crate::exec::shell("popen", || real(fp, cmd, mode)) } {
-        Ok(f) => f,
-        Err(e) => {
-            set_errno(e);
-            std::ptr::null_mut()
-        }
-    }
+    let e = crate::exec::shell_check("popen")
+        .err()
+        .unwrap_or(libc::ENOSYS);
+    set_errno(e);
+    std::ptr::null_mut()
 }
 
 /// `__libc_system` (`GLIBC_PRIVATE`): system's internal name.
 #[no_mangle]
 pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
-    type F = unsafe extern "C" fn(*const c_char) -> c_int;
-    let Some(real) = crate::real::real!("__libc_system", F) else {
-        set_errno(libc::ENOSYS);
-        return -1;
-    };
-    if cmd.is_null() {
-        // SAFETY: only asks whether a shell exists.
-        return unsafe { real(cmd) };
-    }
-    // SAFETY: as above.
-    match unsafe { crate::exec::shell("system", || real(cmd)) } {
-        Ok(r) => r,
-        Err(e) => {
-            set_errno(e);
-            -1
-        }
-    }
+    // SAFETY: the caller's argument.
+    unsafe { crate::exec::run_system("system", cmd) }
 }
 
 /// dlmopen: `0` to go ahead, else the errno of a refusal (traced). The base
