@@ -3,6 +3,7 @@
 //! longer than PATH_MAX, and the error shape of calls returning pointers.
 
 mod children_util;
+mod common;
 
 use children_util::*;
 use std::process::Command;
@@ -548,16 +549,7 @@ fn rust_command_current_dir_works_inside_the_root() {
 }
 
 fn has_landlock() -> bool {
-    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    v > 0
+    common::landlock_abi() > 0
 }
 
 #[test]

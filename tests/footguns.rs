@@ -37,16 +37,7 @@ fn layout(tag: &str) -> (TempDir, PathBuf, PathBuf) {
 
 /// Whether the kernel has Landlock (prints why a test is skipped if not).
 fn landlock_or_skip(test: &str) -> bool {
-    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    if v <= 0 {
+    if landlock_abi() <= 0 {
         eprintln!("{test}: skipped: this kernel has no Landlock");
         return false;
     }

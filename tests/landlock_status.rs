@@ -3,21 +3,13 @@
 //! when only part, and exit 125 under `--landlock=required` then.
 
 mod children_util;
+mod common;
 
 use children_util::*;
 
 /// The kernel's Landlock ABI version; 0 without Landlock.
 fn kernel_abi() -> i64 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    v.max(0)
+    common::landlock_abi()
 }
 
 /// A static program: the library cannot follow it, only Landlock refuses

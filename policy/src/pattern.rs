@@ -623,51 +623,36 @@ fn wild_match(p: &[u8], s: &[u8]) -> bool {
 }
 
 /// Refuses a range whose low end is above its high end (`[z-a]`): it would
-/// match nothing, so a deny rule with that typo would deny nothing. Walks
-/// the body exactly as [`class_match`] reads it.
+/// match nothing, so a deny rule with that typo would deny nothing.
 fn check_class(body: &[u8]) -> Result<(), String> {
-    let body = match body.first() {
-        Some(b'!' | b'^') => &body[1..],
-        _ => body,
-    };
-    let mut i = 0;
-    while i < body.len() {
-        let mut lo = body[i];
-        if lo == b'\\' && i + 1 < body.len() {
-            i += 1;
-            lo = body[i];
-        }
-        if i + 2 < body.len() && body[i + 1] == b'-' {
-            let mut hi = body[i + 2];
-            let mut step = 3;
-            if hi == b'\\' && i + 3 < body.len() {
-                hi = body[i + 3];
-                step = 4;
-            }
-            if lo > hi {
-                return Err(format!(
-                    "invalid range '{}-{}' (its start is after its end)",
-                    lo.escape_ascii(),
-                    hi.escape_ascii()
-                ));
-            }
-            i += step;
-        } else {
-            i += 1;
-        }
+    match class_items(body).1.find(|&(lo, hi)| lo > hi) {
+        Some((lo, hi)) => Err(format!(
+            "invalid range '{}-{}' (its start is after its end)",
+            lo.escape_ascii(),
+            hi.escape_ascii()
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A class body (between `[` and `]`): ranges, `!`/`^` negation, escapes.
 fn class_match(body: &[u8], c: u8) -> bool {
+    let (neg, mut items) = class_items(body);
+    items.any(|(lo, hi)| lo <= c && c <= hi) != neg
+}
+
+/// Reads a class body once for matching and for checking: whether it is
+/// negated, and its members as inclusive ranges (`a` is `a-a`).
+fn class_items(body: &[u8]) -> (bool, impl Iterator<Item = (u8, u8)> + '_) {
     let (neg, body) = match body.first() {
         Some(b'!' | b'^') => (true, &body[1..]),
         _ => (false, body),
     };
     let mut i = 0;
-    let mut hit = false;
-    while i < body.len() {
+    let items = std::iter::from_fn(move || {
+        if i >= body.len() {
+            return None;
+        }
         let mut lo = body[i];
         if lo == b'\\' && i + 1 < body.len() {
             i += 1;
@@ -680,14 +665,14 @@ fn class_match(body: &[u8], c: u8) -> bool {
                 hi = body[i + 3];
                 step = 4;
             }
-            hit |= lo <= c && c <= hi;
             i += step;
+            Some((lo, hi))
         } else {
-            hit |= lo == c;
             i += 1;
+            Some((lo, lo))
         }
-    }
-    hit != neg
+    });
+    (neg, items)
 }
 
 #[cfg(test)]

@@ -516,6 +516,20 @@ pub fn describe_command(cmd: &Command) -> String {
     s
 }
 
+/// The kernel's Landlock ABI version; 0 without Landlock.
+pub fn landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    v.max(0)
+}
+
 /// Spawns `cmd`, retrying while the kernel answers ETXTBSY: a program a
 /// test has just written can still be open for writing in a child another
 /// test thread forked in between (until that child's exec closes it).
