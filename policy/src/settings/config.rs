@@ -1,0 +1,187 @@
+//! The TOML config file: its schema and its errors, which name the file,
+//! line, column and key.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::builder::parse_log_target;
+use super::paths::{absolute, canonical_dir, expand_home};
+use super::{Builder, ErrnoChoice, Error, ListKind, LogFormat, Mode, UnguardedExec};
+use crate::Access;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    readonly: Option<bool>,
+    root: Option<toml::Spanned<String>>,
+    mode: Option<Mode>,
+    errno: Option<ErrnoChoice>,
+    system: Option<bool>,
+    secrets: Option<bool>,
+    hide_outside: Option<bool>,
+    unguarded_exec: Option<UnguardedExec>,
+    ipc: Option<bool>,
+    proc: Option<bool>,
+    cache: Option<bool>,
+    read: Option<ListsFile>,
+    write: Option<ListsFile>,
+    log: Option<LogFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListsFile {
+    #[serde(default)]
+    allow: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    deny_always: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogFile {
+    target: Option<String>,
+    format: Option<LogFormat>,
+}
+
+/// A TOML error on one line: `FILE:LINE:COL: KEY: message`.
+fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> Error {
+    let msg = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return Error::new(format!("config {name}: {msg}"));
+    };
+    let pos = span.start.min(text.len());
+    let line = text[..pos].matches('\n').count() + 1;
+    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let col = text[line_start..pos].chars().count() + 1;
+    match key_at(text, pos) {
+        Some(key) => Error::new(format!("{name}:{line}:{col}: {key}: {msg}")),
+        None => Error::new(format!("{name}:{line}:{col}: {msg}")),
+    }
+}
+
+/// The dotted key whose value (or header) covers byte `pos` of a TOML text:
+/// the nearest `key =` at or above it, inside the nearest `[table]`.
+fn key_at(text: &str, pos: usize) -> Option<String> {
+    let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+    let mut key: Option<&str> = None;
+    for l in text[..end].lines().rev() {
+        let l = l.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            let table = h.trim_start_matches('[').split(']').next()?.trim();
+            return Some(key.map_or(table.to_string(), |k| format!("{table}.{k}")));
+        }
+        if key.is_none() {
+            if let Some((k, _)) = l.split_once('=') {
+                let k = k.trim();
+                let ident = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+                if !k.is_empty() && k.chars().all(ident) {
+                    key = Some(k);
+                }
+            }
+        }
+    }
+    key.map(str::to_string)
+}
+
+impl Builder {
+    /// Applies a TOML config file; relative paths in it are against its directory.
+    pub fn config_file(&mut self, path: &Path) -> Result<&mut Builder, Error> {
+        let path = absolute(&self.ctx.cwd, path);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::new(format!("config {}: {e}", path.display())))?;
+        self.config_str(&text, &path)
+    }
+
+    /// Applies TOML text as if read from `origin` (used for messages and as
+    /// the base of relative paths).
+    pub fn config_str(&mut self, text: &str, origin: &Path) -> Result<&mut Builder, Error> {
+        let name = origin.display().to_string();
+        let cfg: ConfigFile = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
+        let base = origin.parent().unwrap_or(Path::new("/")).to_path_buf();
+        // Line numbers by binary search: a config with many rules (`fsguard
+        // suggest --exact`) must not cost a scan of the text per rule.
+        let newlines: Vec<usize> = text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        let at = |span: std::ops::Range<usize>| {
+            let line = newlines.partition_point(|&i| i < span.start) + 1;
+            format!("{name}:{line}")
+        };
+        if let Some(v) = cfg.readonly {
+            self.any = true;
+            self.s.readonly = v;
+        }
+        if let Some(root) = cfg.root {
+            let where_ = at(root.span());
+            let dir = expand_home(root.get_ref(), self.ctx.home.as_deref()).ok_or_else(|| {
+                Error::new(format!(
+                    "{where_}: root: {}: $HOME is not set",
+                    root.get_ref()
+                ))
+            })?;
+            self.any = true;
+            self.s.root = Some(
+                canonical_dir(&base.join(dir))
+                    .map_err(|e| Error::new(format!("{where_}: root: {e}")))?,
+            );
+        }
+        if let Some(v) = cfg.mode {
+            self.s.mode = v;
+        }
+        if let Some(v) = cfg.errno {
+            self.s.errno = v;
+        }
+        if let Some(v) = cfg.system {
+            self.s.system = v;
+        }
+        if let Some(v) = cfg.secrets {
+            self.s.secrets = v;
+        }
+        if let Some(v) = cfg.hide_outside {
+            self.s.hide_outside = v;
+        }
+        if let Some(v) = cfg.unguarded_exec {
+            self.s.unguarded_exec = v;
+        }
+        if let Some(v) = cfg.ipc {
+            self.s.ipc = v;
+        }
+        if let Some(v) = cfg.proc {
+            self.s.proc = v;
+        }
+        if let Some(v) = cfg.cache {
+            self.s.cache = v;
+        }
+        for (access, lists) in [(Access::Read, cfg.read), (Access::Write, cfg.write)] {
+            let Some(lists) = lists else { continue };
+            for (kind, pats) in [
+                (ListKind::Allow, lists.allow),
+                (ListKind::Deny, lists.deny),
+                (ListKind::DenyAlways, lists.deny_always),
+            ] {
+                let key = format!("{}.{}", access.as_str(), kind.key());
+                for p in pats {
+                    let where_ = format!("{}: {key}", at(p.span()));
+                    self.add_pattern_at(access, kind, p.get_ref(), &base, true, &where_)
+                        .map_err(|e| Error::new(format!("{where_}: {e}")))?;
+                }
+            }
+        }
+        if let Some(log) = cfg.log {
+            if let Some(t) = log.target {
+                self.s.log.target = parse_log_target(&t, &base);
+            }
+            if let Some(f) = log.format {
+                self.s.log.format = f;
+            }
+        }
+        Ok(self)
+    }
+}
