@@ -1,0 +1,100 @@
+//! The rules that decide, as trace lines name them.
+
+use std::fmt;
+
+use crate::Access;
+
+/// The rule that decided an access; shown in trace lines as `rule=…`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule<'a> {
+    /// Step 1: a `deny_always` pattern of the access's list.
+    DenyAlways(Access, &'a str),
+    /// Step 1: a built-in credential path (`secrets = true`).
+    Secret(&'a str),
+    /// A rename or link that would move a file protected by a read
+    /// `deny_always` pattern (or a directory holding one) to a name its
+    /// rules do not cover; shown as `read.deny_always(move):"…"`.
+    DenyAlwaysMove(&'a str),
+    /// The same for a `secrets` path: `secrets(move):"…"`.
+    SecretMove(&'a str),
+    /// Step 0: a change to the trace log file (or a move of a directory
+    /// holding it). Beats every allow and holds in audit mode too: the
+    /// guarded program cannot forge or erase its own record.
+    Log,
+    /// Step 2: an `allow` pattern.
+    Allow(Access, &'a str),
+    /// Step 3: a `deny` pattern.
+    Deny(Access, &'a str),
+    /// Step 4: a built-in device or an anonymous object (pipe, socket).
+    Device,
+    /// Step 5: a write under `readonly`.
+    Readonly,
+    /// Step 6: inside (allowed) or outside (denied) the root.
+    Root,
+    /// Step 6 or 7: a `system` location, readable under a root or a read
+    /// allow-list.
+    System(&'a str),
+    /// Step 2: the private temporary directory `fsguard run` gives the command.
+    Tmpdir,
+    /// Step 4: the guarded tree's own shared memory (`ipc` preset).
+    Ipc,
+    /// Step 6 or 7: a `/proc/<pid>` fact any user may read (`proc` preset).
+    Proc,
+    /// Step 7: the access has `allow` rules, none of which matches: an
+    /// allow-list refuses everything it does not name.
+    NotAllowed,
+    /// Step 8: nothing restricts the access.
+    Default,
+    /// The path could not be resolved; the library fails closed.
+    Unresolved,
+    /// An exec the library cannot follow (`static` or `setid` program),
+    /// refused by `unguarded_exec = "deny"`.
+    Unguarded(&'a str),
+}
+
+impl fmt::Display for Rule<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |a: &Access| match a {
+            Access::Write => "write",
+            Access::Read | Access::Exec => "read",
+        };
+        match self {
+            Rule::DenyAlways(a, p) => write!(f, "{}.deny_always:{}", list(a), Quoted(p)),
+            Rule::Secret(p) => write!(f, "secrets:{}", Quoted(p)),
+            Rule::DenyAlwaysMove(p) => write!(f, "read.deny_always(move):{}", Quoted(p)),
+            Rule::SecretMove(p) => write!(f, "secrets(move):{}", Quoted(p)),
+            Rule::Log => f.write_str("log"),
+            Rule::Allow(a, p) => write!(f, "{}.allow:{}", list(a), Quoted(p)),
+            Rule::Deny(a, p) => write!(f, "{}.deny:{}", list(a), Quoted(p)),
+            Rule::Device => f.write_str("device"),
+            Rule::Readonly => f.write_str("readonly"),
+            Rule::Root => f.write_str("root"),
+            Rule::System(p) => write!(f, "system:{}", Quoted(p)),
+            Rule::Tmpdir => f.write_str("tmpdir"),
+            Rule::Ipc => f.write_str("ipc"),
+            Rule::Proc => f.write_str("proc"),
+            Rule::NotAllowed => f.write_str("not_allowed"),
+            Rule::Default => f.write_str("default"),
+            Rule::Unresolved => f.write_str("unresolved"),
+            Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
+        }
+    }
+}
+
+/// A pattern in double quotes with `"` and `\` escaped.
+struct Quoted<'a>(&'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                c if c.is_control() => write!(f, "\\x{:02x}", c as u32)?,
+                c => write!(f, "{c}")?,
+            }
+        }
+        f.write_str("\"")
+    }
+}

@@ -1,0 +1,399 @@
+use super::*;
+use crate::Lists as L;
+
+fn base() -> Settings {
+    Settings {
+        secret_paths: vec!["/home/u/.ssh".into(), "/home/u/.cargo/credentials*".into()],
+        system_paths: vec!["/usr".into(), "/etc/hosts".into()],
+        ..Settings::default()
+    }
+}
+
+fn rule(p: &Policy, a: Access, path: &str) -> (bool, String) {
+    let d = p.decide(a, path.as_bytes());
+    (d.allowed, d.rule.to_string())
+}
+
+#[test]
+fn step1_deny_always_and_secrets_beat_allow() {
+    let mut s = base();
+    s.read = L {
+        allow: vec!["/home/u".into()],
+        deny: vec![],
+        deny_always: vec!["/**/*.pem".into()],
+    };
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        rule(&p, Access::Read, "/home/u/k.pem"),
+        (false, "read.deny_always:\"/**/*.pem\"".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/home/u/.ssh/id_rsa"),
+        (false, "secrets:\"/home/u/.ssh\"".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Write, "/home/u/.cargo/credentials.toml"),
+        (false, "secrets:\"/home/u/.cargo/credentials*\"".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Exec, "/home/u/a.pem"),
+        (false, "read.deny_always:\"/**/*.pem\"".into()),
+        "exec uses the read lists"
+    );
+    assert_eq!(rule(&p, Access::Read, "/home/u/x").0, true);
+    assert_eq!(p.protected(b"/home/u/k.pem").is_some(), true);
+    assert_eq!(p.protected(b"/home/u/k.txt"), None);
+    assert!(
+        p.protected(b"/home/u").is_some(),
+        "a directory holding secrets moves them"
+    );
+    assert_eq!(p.protected(b"/home/u/src"), None);
+}
+
+#[test]
+fn steps2_3_allow_inside_deny_inside_allow() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.read = L {
+        allow: vec!["/ws/**/.env.example".into()],
+        deny: vec!["/ws/**/.env*".into()],
+        deny_always: vec![],
+    };
+    let p = Policy::new(s).unwrap();
+    assert_eq!(rule(&p, Access::Read, "/ws/a/.env").0, false);
+    assert_eq!(
+        rule(&p, Access::Read, "/ws/a/.env").1,
+        "read.deny:\"/ws/**/.env*\""
+    );
+    assert_eq!(rule(&p, Access::Read, "/ws/a/.env.example").0, true);
+    assert_eq!(
+        rule(&p, Access::Read, "/ws/a/main.py"),
+        (true, "root".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Write, "/ws/a/.env"),
+        (true, "root".into()),
+        "read rules do not restrict writes"
+    );
+}
+
+#[test]
+fn step4_devices_and_anonymous_objects() {
+    let mut s = base();
+    s.readonly = true;
+    s.root = Some("/ws".into());
+    let p = Policy::new(s).unwrap();
+    for path in [
+        "/dev/null",
+        "/dev/pts/3",
+        "/dev/tty",
+        "pipe:[1234]",
+        "socket:[9]",
+        "anon_inode:[eventfd]",
+    ] {
+        assert_eq!(
+            rule(&p, Access::Write, path),
+            (true, "device".into()),
+            "{path}"
+        );
+    }
+    assert_eq!(rule(&p, Access::Write, "/dev/sda").0, false);
+    assert_eq!(rule(&p, Access::Write, "/dev/nullx").0, false);
+}
+
+#[test]
+fn step5_readonly() {
+    let mut s = base();
+    s.readonly = true;
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        rule(&p, Access::Write, "/tmp/x"),
+        (false, "readonly".into())
+    );
+    assert_eq!(rule(&p, Access::Read, "/tmp/x"), (true, "default".into()));
+}
+
+#[test]
+fn step6_root_and_system() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    let p = Policy::new(s.clone()).unwrap();
+    assert_eq!(rule(&p, Access::Write, "/ws/a"), (true, "root".into()));
+    assert_eq!(rule(&p, Access::Write, "/ws"), (true, "root".into()));
+    assert_eq!(rule(&p, Access::Write, "/ws2/a"), (false, "root".into()));
+    assert_eq!(
+        rule(&p, Access::Read, "/etc/passwd"),
+        (false, "root".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/usr/lib/x"),
+        (true, "system:\"/usr\"".into())
+    );
+    assert_eq!(rule(&p, Access::Exec, "/usr/bin/sh").0, true);
+    assert_eq!(
+        rule(&p, Access::Write, "/usr/lib/x"),
+        (false, "root".into())
+    );
+    let own = format!("/proc/{}/maps", std::process::id());
+    assert_eq!(rule(&p, Access::Read, &own).0, true);
+    assert_eq!(
+        rule(&p, Access::Read, "/proc/1/environ").0,
+        std::process::id() == 1
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/etc"),
+        (true, "system:\"/etc (names)\"".into()),
+        "a listing of /etc, never its files"
+    );
+    assert_eq!(rule(&p, Access::Write, "/etc").0, false);
+    s.system = false;
+    let p = Policy::new(s).unwrap();
+    assert_eq!(rule(&p, Access::Read, "/usr/lib/x"), (false, "root".into()));
+    assert_eq!(rule(&p, Access::Read, "/etc").0, false);
+}
+
+#[test]
+fn step7_default_allows() {
+    let p = Policy::new(base()).unwrap();
+    assert_eq!(rule(&p, Access::Write, "/tmp/x"), (true, "default".into()));
+}
+
+#[test]
+fn step7_an_allow_list_refuses_the_rest() {
+    let mut s = base();
+    s.write.allow = vec!["/proj".into()];
+    let p = Policy::new(s.clone()).unwrap();
+    assert_eq!(
+        rule(&p, Access::Write, "/proj/a"),
+        (true, "write.allow:\"/proj\"".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Write, "/home/u/.bashrc"),
+        (false, "not_allowed".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/home/u/.bashrc"),
+        (true, "default".into()),
+        "a write allow-list does not confine reads"
+    );
+    s.read.allow = vec!["/data".into()];
+    let p = Policy::new(s).unwrap();
+    assert!(p.confines_reads());
+    assert_eq!(
+        rule(&p, Access::Read, "/etc/x"),
+        (false, "not_allowed".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/usr/lib/x"),
+        (true, "system:\"/usr\"".into())
+    );
+    assert_eq!(rule(&p, Access::Write, "/dev/null").0, true);
+}
+
+#[test]
+fn writable_is_readable_and_tmpdir() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.readonly = true;
+    s.write.allow = vec!["/tmp".into()];
+    s.read.deny = vec!["/tmp/hidden".into()];
+    s.tmpdir = Some("/var/tmp/fsguard-1".into());
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        rule(&p, Access::Read, "/tmp/f"),
+        (true, "write.allow:\"/tmp\"".into())
+    );
+    assert_eq!(rule(&p, Access::Read, "/tmp/hidden/f").0, false);
+    for a in [Access::Read, Access::Write] {
+        assert_eq!(rule(&p, a, "/var/tmp/fsguard-1/x"), (true, "tmpdir".into()));
+    }
+    assert_eq!(
+        rule(&p, Access::Write, "/var/tmp/x"),
+        (false, "readonly".into())
+    );
+    assert_eq!(rule(&p, Access::Read, "/home/u/.ssh/x").0, false);
+}
+
+#[test]
+fn moves_name_the_protection_that_fired() {
+    let mut s = base();
+    s.read.deny_always = vec!["/ws/**/*.pem".into()];
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        p.protected(b"/ws/k.pem").map(|r| r.to_string()),
+        Some("read.deny_always(move):\"/ws/**/*.pem\"".into())
+    );
+    assert_eq!(
+        p.protected(b"/home/u/.ssh/id").map(|r| r.to_string()),
+        Some("secrets(move):\"/home/u/.ssh\"".into())
+    );
+    assert_eq!(p.protected(b"/ws/k.txt"), None);
+}
+
+#[test]
+fn the_log_file_beats_every_allow() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.write.allow = vec!["/ws/**".into()];
+    s.mode = Mode::Audit;
+    s.log.target = LogTarget::File("/ws/logs/trace.json".into());
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        rule(&p, Access::Write, "/ws/logs/trace.json"),
+        (false, "log".into())
+    );
+    assert_eq!(
+        rule(&p, Access::Read, "/ws/logs/trace.json"),
+        (true, "write.allow:\"/ws/**\"".into()),
+        "the program may read its log"
+    );
+    assert_eq!(rule(&p, Access::Write, "/ws/logs/trace.json2").0, true);
+    // Moving the log, or a directory holding it, is a change to it.
+    for dir in ["/ws/logs/trace.json", "/ws/logs", "/ws", "/"] {
+        assert_eq!(p.protected(dir.as_bytes()), Some(Rule::Log), "{dir}");
+    }
+    assert_eq!(p.protected(b"/ws/other"), None);
+    for special in ["/dev/null", "/dev/stderr", "/proc/self/fd/2"] {
+        let mut s = base();
+        s.log.target = LogTarget::File(special.into());
+        let p = Policy::new(s).unwrap();
+        assert_eq!(p.log_file(), None, "{special}");
+        assert_eq!(rule(&p, Access::Write, special).0, true, "{special}");
+    }
+}
+
+#[test]
+fn quoting_in_rules() {
+    let mut s = base();
+    s.write.deny = vec!["/a \"b\"".into()];
+    let p = Policy::new(s).unwrap();
+    assert_eq!(
+        rule(&p, Access::Write, "/a \"b\"/x").1,
+        "write.deny:\"/a \\\"b\\\"\""
+    );
+}
+
+#[test]
+fn proc_preset_public_facts_of_any_pid_never_secrets() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    let p = Policy::new(s.clone()).unwrap();
+    for ok in [
+        "/proc",
+        "/proc/1",
+        "/proc/1/stat",
+        "/proc/1/status",
+        "/proc/1/cmdline",
+        "/proc/1/task",
+        "/proc/1/task/7/stat",
+    ] {
+        assert_eq!(rule(&p, Access::Read, ok), (true, "proc".into()), "{ok}");
+    }
+    for no in [
+        "/proc/1/environ",
+        "/proc/1/mem",
+        "/proc/1/maps",
+        "/proc/1/fd/3",
+        "/proc/1/cwd",
+        "/proc/1/task/7/environ",
+        "/proc/1/stat/x",
+        "/proc/self1/stat",
+        "/proc/sys/kernel/hostname",
+    ] {
+        assert_eq!(rule(&p, Access::Read, no), (false, "root".into()), "{no}");
+    }
+    assert_eq!(rule(&p, Access::Write, "/proc/1/stat").0, false);
+    assert_eq!(rule(&p, Access::Exec, "/proc/1/stat").0, false);
+    s.proc = false;
+    let p = Policy::new(s).unwrap();
+    assert_eq!(rule(&p, Access::Read, "/proc/1/stat").0, false);
+}
+
+#[test]
+fn ipc_preset_allows_the_trees_namespace_only() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.readonly = true;
+    s.ipc_tag = Some("1a2b".into());
+    let p = Policy::new(s.clone()).unwrap();
+    assert_eq!(p.ipc_prefix(), Some(&b"fsguard.1a2b."[..]));
+    for a in [Access::Read, Access::Write] {
+        for ok in [
+            "/dev/shm/fsguard.1a2b.psm_1",
+            "/dev/shm/sem.fsguard.1a2b.mp-x",
+        ] {
+            assert_eq!(rule(&p, a, ok), (true, "ipc".into()), "{ok}");
+        }
+        for no in [
+            "/dev/shm/psm_1",
+            "/dev/shm/fsguard.1a2c.psm_1",
+            "/dev/shm/fsguard.1a2b.",
+            "/dev/shm/sem.mp-x",
+        ] {
+            assert_eq!(rule(&p, a, no).0, false, "{no}");
+        }
+    }
+    s.ipc = false;
+    let p = Policy::new(s.clone()).unwrap();
+    assert_eq!(p.ipc_prefix(), None);
+    assert_eq!(rule(&p, Access::Write, "/dev/shm/fsguard.1a2b.x").0, false);
+    s.ipc = true;
+    s.ipc_tag = Some("../x".into());
+    assert!(Policy::new(s).is_err(), "a tag is a name, never a path");
+}
+
+#[test]
+fn hints_name_the_allow_rule_never_for_deny_always_or_secrets() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.home = Some("/home/u".into());
+    s.write.deny_always = vec!["/ws/.git/hooks".into()];
+    let p = Policy::new(s).unwrap();
+    let hint = |a: Access, path: &str| {
+        let d = p.decide(a, path.as_bytes());
+        assert!(!d.allowed, "{path}");
+        p.hint(a, path.as_bytes(), d.rule)
+            .map(|h| (h.to_string(), h.toml()))
+    };
+    assert_eq!(
+        hint(Access::Write, "/home/u/.cache/virtualenv/wheel/x.whl"),
+        Some((
+            "--allow-write ~/.cache/virtualenv".into(),
+            "[write] allow = [\"~/.cache/virtualenv\"]".into()
+        ))
+    );
+    assert_eq!(
+        hint(Access::Read, "/etc/passwd").map(|h| h.0),
+        Some("--allow-read /etc/passwd".into())
+    );
+    assert_eq!(
+        hint(Access::Exec, "/opt/t/run").map(|h| h.0),
+        Some("--allow-read /opt/t/run".into())
+    );
+    assert_eq!(
+        hint(Access::Write, "/home/u/my file").map(|h| h.0),
+        Some("--allow-write '~/my file'".into())
+    );
+    assert_eq!(hint(Access::Write, "/home/u/.ssh/id_rsa"), None);
+    assert_eq!(hint(Access::Write, "/ws/.git/hooks/pre-commit"), None);
+    assert_eq!(hint(Access::Write, "/tmp/a*b"), None, "a glob is not exact");
+    assert_eq!(hint(Access::Write, "/tmp/a\"b"), None);
+    // The hint, applied, allows the access.
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.write.allow = vec!["/home/u/.cache/virtualenv".into()];
+    let p = Policy::new(s).unwrap();
+    assert!(
+        p.decide(Access::Write, b"/home/u/.cache/virtualenv/wheel/x.whl")
+            .allowed
+    );
+}
+
+#[test]
+fn confines_reads() {
+    let mut s = base();
+    s.secrets = false;
+    assert!(!Policy::new(s.clone()).unwrap().confines_reads());
+    s.root = Some("/ws".into());
+    assert!(Policy::new(s).unwrap().confines_reads());
+}
