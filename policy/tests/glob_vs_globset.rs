@@ -338,7 +338,7 @@ fn ours(set: &PatternSet, patterns: &[String], path: &[u8]) -> Option<usize> {
 #[test]
 fn the_policy_matcher_agrees_with_globset() {
     let start = Instant::now();
-    let mut r = Rng(0x5eed_f5_9a4d_2024);
+    let mut r = Rng(0x5e_edf5_9a4d_2024);
     let (mut cases, mut hits, mut sets_run) = (0usize, 0usize, 0usize);
     let base = "/ws";
     for n in 0..SETS {

@@ -78,9 +78,10 @@ impl Policy {
                 .map(|r: Box<[u8]>| if r.is_empty() { b"/"[..].into() } else { r }),
             tmpdir: settings
                 .tmpdir
-                .as_ref()
-                .map(|t| t.trim_end_matches('/').as_bytes().into())
-                .filter(|t: &Box<[u8]>| !t.is_empty()),
+                .as_deref()
+                .map(|t| t.trim_end_matches('/'))
+                .filter(|t| !t.is_empty())
+                .map(|t| t.as_bytes().into()),
             read: Lists::new(&settings.read, "read")?,
             write: Lists::new(&settings.write, "write")?,
             secrets: if settings.secrets {

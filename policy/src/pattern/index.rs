@@ -113,10 +113,10 @@ impl Hasher for PathHasher {
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
             let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            h = (h.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
         for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7cc1_b727_220a_95);
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
         self.0 = h;
     }

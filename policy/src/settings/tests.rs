@@ -323,8 +323,10 @@ fn system_prefixes_never_cover_the_root_or_temp() {
 
 #[test]
 fn frozen_round_trip() {
-    let mut s = Settings::default();
-    s.root = Some("/ws".into());
+    let mut s = Settings {
+        root: Some("/ws".into()),
+        ..Settings::default()
+    };
     s.read.deny.push("/ws/**/.env*".into());
     assert_eq!(Settings::from_frozen(&s.to_frozen()).unwrap(), s);
     assert!(Settings::from_frozen("{\"readonly\":true}").is_err());
