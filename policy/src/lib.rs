@@ -11,6 +11,9 @@
 //! The library (`libfsguard.so`) and the `fsguard` CLI share this crate, so
 //! `fsguard explain` answers from the same code the library enforces with.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 mod decide;
 mod pattern;
 mod presets;
