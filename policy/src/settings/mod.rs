@@ -4,7 +4,7 @@
 //! variables < CLI flags. Scalars are replaced; rule lists are appended.
 //! Every pattern is made absolute and canonical here, once, at load.
 //!
-//! Each source has its module: [`config`] (TOML), [`env`] (`FSGUARD_*`),
+//! Each source has its module: [`config`] (TOML), [`env`](mod@env) (`FSGUARD_*`),
 //! [`flags`] (the CLI's setters), [`frozen`] (the JSON handed to
 //! children); [`builder`] layers them and [`paths`] makes patterns absolute.
 

@@ -21,7 +21,7 @@
 //! rule is reported instead ([`Refusal`]).
 //!
 //! [`Places`] knows the machine's places and what is too broad;
-//! [`generalise`] shapes the rules; [`render`] and [`merge`] write them.
+//! [`generalise`] shapes the rules; [`render`](fn@render) and [`merge`] write them.
 
 mod places;
 mod render;
