@@ -29,10 +29,12 @@ pub struct PatternSet {
     globs: ByPrefix<Bucket>,
 }
 
+/// One glob (one alternative of a braced one), filed under its literal prefix.
 #[derive(Clone, Debug)]
 struct Glob {
     /// Components after the literal prefix.
     rest: Box<[Comp]>,
+    /// Index of the pattern it came from.
     source: usize,
 }
 
