@@ -142,7 +142,7 @@ impl Expect {
         if t.event != "blocked" {
             why.push(format!("event {:?} != \"blocked\"", t.event));
         }
-        if !self.calls.iter().any(|c| *c == t.call) {
+        if !self.calls.contains(&t.call) {
             why.push(format!("call {:?} not one of {:?}", t.call, self.calls));
         }
         if t.access != self.access {
