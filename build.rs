@@ -3,30 +3,54 @@
 
 use std::path::PathBuf;
 
-/// Symbols defined in C; they must appear in the library's dynamic table.
-const SHIM_SYMBOLS: &[&str] = &[
-    "open",
-    "open64",
-    "openat",
-    "openat64",
-    "execl",
-    "execle",
-    "execlp",
-    "dlopen",
-    "syscall",
-    "__open",
-    "__open64",
-    "__open_nocancel",
-    "__open64_nocancel",
-    "dlsym",
-    "dlvsym",
-    "dlmopen",
-];
+const SHIM: &str = "shim/shim.c";
+
+/// The functions shim/shim.c defines with external linkage: each must appear
+/// in the library's dynamic table. Read from the definitions themselves (one
+/// line each: `type name(args) {` at the start of a line, not `static`), so
+/// an entry point is declared in one place; the `hook_table` integration test
+/// checks that every export has a row in the hook tables and back.
+fn shim_symbols(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, line) in src.lines().enumerate() {
+        let line = line.trim_end();
+        let top_level = line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !top_level || line.starts_with("static ") || line.starts_with("typedef ") {
+            continue;
+        }
+        let Some((head, _)) = line.split_once('(') else {
+            continue;
+        };
+        if line.ends_with(';') {
+            continue; // a declaration (the Rust side of a hook)
+        }
+        let name = head
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .trim_start_matches('*');
+        let ident = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        assert!(
+            line.ends_with('{') && ident,
+            "{SHIM}:{}: cannot read an entry point from `{line}`; \
+             write a definition with external linkage on one line, \
+             `type name(args) {{`",
+            n + 1
+        );
+        out.push(name.to_string());
+    }
+    assert!(!out.is_empty(), "no entry point found in {SHIM}");
+    out
+}
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let src = std::fs::read_to_string(SHIM).unwrap_or_else(|e| panic!("{SHIM}: {e}"));
+    let symbols = shim_symbols(&src);
     cc::Build::new()
-        .file("shim/shim.c")
+        .file(SHIM)
         .flag_if_supported("-fvisibility=default")
         .warnings(true)
         // dlsym, dlvsym, dlopen and dlmopen end in a tail call to the real
@@ -39,13 +63,13 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=fsguard_shim");
     let map = out.join("shim-exports.map");
-    let globals: String = SHIM_SYMBOLS.iter().map(|s| format!("{s}; ")).collect();
+    let globals: String = symbols.iter().map(|s| format!("{s}; ")).collect();
     std::fs::write(&map, format!("{{ global: {globals}}};\n")).unwrap();
     println!(
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
     println!("cargo:rustc-link-lib=dl");
-    println!("cargo:rerun-if-changed=shim/shim.c");
+    println!("cargo:rerun-if-changed={SHIM}");
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -1,5 +1,9 @@
 /* Variadic libc entry points. C reads the optional arguments the way the
- * caller passed them, then hands fixed arguments to the Rust hooks. */
+ * caller passed them, then hands fixed arguments to the Rust hooks.
+ *
+ * build.rs exports every function defined here without `static`, read from
+ * its definition (`type name(args) {` on one line); helpers stay `static`.
+ * Each export needs a row in a hook table (tests/hook_table.rs). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>

@@ -154,7 +154,7 @@ fn concurrent_writers_never_interleave() {
             "odd line {l:?}"
         );
         assert!(
-            t.field("path").map_or(false, |p| p.starts_with(&prefix)),
+            t.field("path").is_some_and(|p| p.starts_with(&prefix)),
             "odd path in {l:?}"
         );
         assert_eq!(t.field("rule"), Some("readonly"), "{l:?}");
@@ -378,7 +378,7 @@ print("hung=%d bad=%d" % (hung, bad))
     let text = std::fs::read_to_string(&log).unwrap();
     let children = traces(&text, "blocked")
         .iter()
-        .filter(|t| t.field("path").map_or(false, |p| p.contains("/child_")))
+        .filter(|t| t.field("path").is_some_and(|p| p.contains("/child_")))
         .count();
     assert_eq!(children, 100);
 }

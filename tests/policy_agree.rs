@@ -149,7 +149,7 @@ fn explain_and_library_agree() {
     let seed: u64 = std::env::var("FSGUARD_AGREE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_f5_9a4d);
+        .unwrap_or(0x005e_edf5_9a4d);
     let rounds: usize = std::env::var("FSGUARD_AGREE_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())

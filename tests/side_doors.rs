@@ -11,7 +11,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 
@@ -447,33 +446,6 @@ fn system_libc() -> PathBuf {
         .expect("libc.so.6 in /proc/self/maps")
 }
 
-/// Defined function names of `lib`'s dynamic symbol table, versions dropped.
-fn exported_functions(lib: &Path) -> BTreeSet<String> {
-    let o = run(Command::new("nm").args(["-D", "--defined-only"]).arg(lib));
-    assert!(o.status.success(), "{}", o.describe());
-    o.stdout
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            let (_, kind, name) = (it.next()?, it.next()?, it.next()?);
-            matches!(kind, "T" | "t" | "W" | "w" | "i")
-                .then(|| name.split('@').next().unwrap().to_string())
-        })
-        .collect()
-}
-
-/// The symbols the hook tables declare: the first column of docs/hooks.md,
-/// which a unit test keeps equal to the tables.
-fn table_symbols() -> BTreeSet<String> {
-    let md =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/hooks.md")).unwrap();
-    md.lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect()
-}
-
 fn unreachable_reason(name: &str) -> Option<&'static str> {
     UNREACHABLE.iter().find_map(|(n, why)| {
         let hit = match n.strip_suffix('*') {
@@ -490,7 +462,7 @@ fn libc_exports_that_take_paths_are_classified() {
     let exports = exported_functions(&libc);
     assert!(exports.len() > 1000, "odd nm output for {}", libc.display());
     let ours = exported_functions(lib());
-    let tables = table_symbols();
+    let tables: BTreeSet<&str> = hook_rows().iter().map(|r| r.symbol).collect();
     let mut unclassified = Vec::new();
     let mut hooked = 0;
     for name in &exports {
@@ -498,7 +470,7 @@ fn libc_exports_that_take_paths_are_classified() {
         if !candidate || !PATHLIKE.iter().any(|w| name.contains(w)) {
             continue;
         }
-        if ours.contains(name) && tables.contains(name) {
+        if ours.contains(name) && tables.contains(name.as_str()) {
             hooked += 1;
         } else if unreachable_reason(name).is_none() {
             unclassified.push(name.clone());
