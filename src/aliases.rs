@@ -17,7 +17,7 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::{Access, Rule};
 use libc::{mode_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
@@ -140,10 +140,12 @@ pub unsafe extern "C" fn _mcleanup() {
     let mut buf = [0u8; 4096];
     let mut ok = true;
     if gmon_prefixed(&mut buf) {
-        ok = check1("_mcleanup", FLAGS, buf.as_ptr().cast()).is_ok();
+        // NUL-terminated by gmon_prefixed.
+        let path = std::ffi::CStr::from_bytes_until_nul(&buf).map_or(CArg::NULL, CArg::of);
+        ok = check1("_mcleanup", FLAGS, path).is_ok();
     }
     if ok {
-        ok = check1("_mcleanup", FLAGS, c"gmon.out".as_ptr()).is_ok();
+        ok = check1("_mcleanup", FLAGS, CArg::of(c"gmon.out")).is_ok();
     }
     if !ok {
         if let Some(f) = crate::real::real!("moncontrol", unsafe extern "C" fn(c_int)) {
@@ -158,7 +160,7 @@ pub unsafe extern "C" fn _mcleanup() {
     }
 }
 
-fn check1(call: &'static str, flags: c_int, path: *const c_char) -> Result<(), c_int> {
+fn check1(call: &'static str, flags: c_int, path: CArg<'_>) -> Result<(), c_int> {
     guard::check(
         call,
         &[Target {
@@ -211,12 +213,9 @@ pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char
         return unsafe { crate::exec::fsguard_dlopen_check(name) };
     }
     let Some(g) = guard::get() else { return 0 };
-    let shown: &[u8] = if name.is_null() {
-        b""
-    } else {
-        // SAFETY: the caller's C string.
-        unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes()
-    };
+    // SAFETY: dlmopen's name is NULL or a C string (its contract).
+    let name = unsafe { CArg::new(name) };
+    let shown = name.get().map_or(&b""[..], std::ffi::CStr::to_bytes);
     let saved = guard::errno();
     let r = std::panic::catch_unwind(|| {
         g.refuse("dlmopen", Access::Exec, shown, Rule::Unguarded("namespace"))

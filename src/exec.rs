@@ -25,7 +25,7 @@ use fsguard_policy::{Access, Rule, UnguardedExec};
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
 use rustix::fs::{Mode, OFlags, CWD};
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{at_follow, CheckInfo, HookInfo};
 use crate::real::real;
 use crate::resolve::{self, Follow};
@@ -169,6 +169,7 @@ unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     };
     // SAFETY: the caller's envp.
     let old = unsafe { caller_preload(envp) };
+    // SAFETY: as above.
     let count = unsafe { entries(envp) }.count();
     let need_vars = count + 4;
     let mut stack_pre = [0u8; STACK_PRELOAD];
@@ -265,7 +266,7 @@ impl Unguarded {
 fn exec_check(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
     guard::check(
@@ -314,7 +315,7 @@ fn exec_check(
 fn check_interpreters(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
     if guard::get().is_none() {
@@ -333,20 +334,21 @@ fn check_interpreters(
             let Some(interp) = shebang(&head[..n]) else {
                 return Ok(());
             };
+            // NUL-terminated: `shebang` leaves at least one zero byte.
+            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             guard::check(
                 call,
                 &[Target {
                     access: Some(Access::Exec),
                     follow: Follow::Yes,
                     dirfd: AT_FDCWD,
-                    path: interp.as_ptr().cast(),
+                    path: CArg::of(c),
                     moves: false,
                 }],
             )?;
-            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(next) => fd = next,
-                Err(_) => return unreadable(call, AT_FDCWD, interp.as_ptr().cast(), Follow::Yes),
+                Err(_) => return unreadable(call, AT_FDCWD, CArg::of(c), Follow::Yes),
             }
         }
         Ok(())
@@ -381,14 +383,15 @@ fn shebang(head: &[u8]) -> Option<[u8; 257]> {
 fn unreadable(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
-    if path.is_null() || follow == Follow::Fd {
+    if follow == Follow::Fd {
         return Ok(());
     }
-    // SAFETY: the caller's C string.
-    let p = unsafe { CStr::from_ptr(path) };
+    let Some(p) = path.get() else {
+        return Ok(());
+    };
     let dir = match dirfd {
         AT_FDCWD => CWD,
         d if d < 0 => return Ok(()),
@@ -406,24 +409,20 @@ fn unreadable(
 
 /// Opens what will be executed and says whether the library can follow it.
 /// Files it cannot read are not judged (the kernel may still run them).
-fn inspect(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
+fn inspect(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
     let fd = open_exec(dirfd, path, follow)?;
     let kind = classify(fd.as_fd(), true)?;
     Some((kind, fd))
 }
 
-fn open_exec(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<OwnedFd> {
+fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC;
     if follow == Follow::Fd {
         let mut link = [0u8; 32];
         let s = format_fd_link(dirfd, &mut link)?;
         return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
     }
-    if path.is_null() {
-        return None;
-    }
-    // SAFETY: the caller's C string.
-    let p = unsafe { CStr::from_ptr(path) };
+    let p = path.get()?;
     let flags = if matches!(follow, Follow::Entry | Follow::NoFollow) {
         flags | OFlags::NOFOLLOW
     } else {
@@ -548,7 +547,7 @@ fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
 // ---------------------------------------------------------------------------
 // The hooks.
 
-unsafe fn exec_path(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
         set_errno(e);
         return -1;
@@ -558,26 +557,27 @@ unsafe fn exec_path(call: &'static str, path: *const c_char, argv: Argv, envp: A
         return -1;
     };
     // SAFETY: the real execve with the caller's arguments and our envp.
-    unsafe { with_env(envp, |env| real(path, argv, env)) }
+    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }
 }
 
 /// execve(2). Also the target of the shim's `execl` and `execle`.
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_path("execve", path, argv, envp) }
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_path("execve", path, argv, envp) }
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment.
-    unsafe { exec_path("execve", path, argv, environ) }
+    // SAFETY: forwarded with the process's environment, under execv's
+    // contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, environ) }
 }
 
 /// The `PATH` glibc searches: the caller's, else the default.
@@ -607,25 +607,24 @@ fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
 }
 
 /// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
-unsafe fn script(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path];
+unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
     // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
     args.extend(unsafe { entries(argv) }.skip(1));
     args.push(std::ptr::null());
     // SAFETY: forwarded.
-    unsafe { exec_path(call, c"/bin/sh".as_ptr(), args.as_ptr(), envp) }
+    unsafe { exec_path(call, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
 }
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
 /// checked; EACCES remembered, "not there" errors skipped.
-unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     const CALL: &str = "execvp";
-    if file.is_null() {
+    let Some(name) = file.get() else {
         set_errno(libc::EFAULT);
         return -1;
-    }
-    // SAFETY: the caller's C string.
-    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    };
+    let name = name.to_bytes();
     if name.is_empty() {
         set_errno(libc::ENOENT);
         return -1;
@@ -647,13 +646,13 @@ unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
             continue;
         };
         // SAFETY: forwarded.
-        unsafe { exec_path(CALL, cand.as_ptr(), argv, envp) };
+        unsafe { exec_path(CALL, CArg::of(cand), argv, envp) };
         match guard::errno() {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             libc::ENOEXEC => {
                 // SAFETY: forwarded.
-                return unsafe { script(CALL, cand.as_ptr(), argv, envp) };
+                return unsafe { script(CALL, CArg::of(cand), argv, envp) };
             }
             _ => return -1,
         }
@@ -665,20 +664,21 @@ unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
 /// execvpe(3). Also the target of the shim's `execlp`.
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_search(file, argv, envp) }
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_search(file, argv, envp) }
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment.
-    unsafe { exec_search(file, argv, environ) }
+    // SAFETY: forwarded with the process's environment, under execvp's
+    // contract.
+    unsafe { exec_search(CArg::new(file), argv, environ) }
 }
 
 #[no_mangle]
@@ -689,7 +689,9 @@ pub unsafe extern "C" fn execveat(
     envp: Argv,
     flags: c_int,
 ) -> c_int {
-    if let Err(e) = exec_check("execveat", dirfd, path, at_follow(flags, path)) {
+    // SAFETY: execveat's path is NULL or a C string (its contract).
+    let arg = unsafe { CArg::new(path) };
+    if let Err(e) = exec_check("execveat", dirfd, arg, at_follow(flags, arg)) {
         set_errno(e);
         return -1;
     }
@@ -698,12 +700,12 @@ pub unsafe extern "C" fn execveat(
         return -1;
     };
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(dirfd, path, argv, env, flags)) }
+    unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
-    if let Err(e) = exec_check("fexecve", fd, std::ptr::null(), Follow::Fd) {
+    if let Err(e) = exec_check("fexecve", fd, CArg::NULL, Follow::Fd) {
         set_errno(e);
         return -1;
     }
@@ -718,7 +720,7 @@ pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
 unsafe fn spawn_path(
     call: &'static str,
     pid: *mut pid_t,
-    path: *const c_char,
+    path: CArg<'_>,
     fa: *const posix_spawn_file_actions_t,
     attr: *const posix_spawnattr_t,
     argv: Argv,
@@ -738,7 +740,7 @@ unsafe fn spawn_path(
 unsafe fn spawn_prepared(
     call: &'static str,
     pid: *mut pid_t,
-    path: *const c_char,
+    path: CArg<'_>,
     actions: &Actions,
     attr: *const posix_spawnattr_t,
     argv: Argv,
@@ -752,7 +754,7 @@ unsafe fn spawn_prepared(
     };
     let fa = actions.as_ptr();
     // SAFETY: the real call; the envp is complete before the vfork-style clone.
-    unsafe { with_env(envp, |env| real(pid, path, fa, attr, argv, env)) }
+    unsafe { with_env(envp, |env| real(pid, path.as_ptr(), fa, attr, argv, env)) }
 }
 
 #[no_mangle]
@@ -764,8 +766,8 @@ pub unsafe extern "C" fn posix_spawn(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { spawn_path("posix_spawn", pid, path, fa, attr, argv, envp) }
+    // SAFETY: forwarded, under posix_spawn's contract.
+    unsafe { spawn_path("posix_spawn", pid, CArg::new(path), fa, attr, argv, envp) }
 }
 
 /// posix_spawnp(3): the `PATH` search done here, so the program spawned is
@@ -781,11 +783,12 @@ pub unsafe extern "C" fn posix_spawnp(
     envp: Argv,
 ) -> c_int {
     const CALL: &str = "posix_spawnp";
-    if file.is_null() {
+    // SAFETY: posix_spawnp's file is NULL or a C string (its contract).
+    let file = unsafe { CArg::new(file) };
+    let Some(name) = file.get() else {
         return libc::EFAULT;
-    }
-    // SAFETY: the caller's C string.
-    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    };
+    let name = name.to_bytes();
     if name.is_empty() {
         return libc::ENOENT;
     }
@@ -814,7 +817,7 @@ pub unsafe extern "C" fn posix_spawnp(
             Err(_) => continue,
         }
         // SAFETY: forwarded.
-        match unsafe { spawn_prepared(CALL, pid, cand.as_ptr(), &actions, attr, argv, envp) } {
+        match unsafe { spawn_prepared(CALL, pid, CArg::of(cand), &actions, attr, argv, envp) } {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             r => return r,
@@ -915,10 +918,11 @@ unsafe impl Sync for SigState {}
 
 static SIGS: SigState = SigState {
     busy: std::sync::atomic::AtomicBool::new(false),
-    // SAFETY: an all-zero sigaction is a valid value (SIG_DFL, empty mask).
     save: std::cell::UnsafeCell::new(SigSave {
         users: 0,
+        // SAFETY: an all-zero sigaction is a valid value (SIG_DFL, empty mask).
         intr: unsafe { std::mem::zeroed() },
+        // SAFETY: as above.
         quit: unsafe { std::mem::zeroed() },
     }),
 };
@@ -941,7 +945,7 @@ fn with_sigs<R>(f: impl FnOnce(&mut SigSave) -> R) -> R {
 
 /// The `exec` check of the shell that `call` runs.
 pub(crate) fn shell_check(call: &'static str) -> Result<(), c_int> {
-    exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes)
+    exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes)
 }
 
 /// system(3) as glibc 2.36 does it, with the child's environment.
@@ -950,7 +954,7 @@ pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int
         // Only asks whether a shell exists.
         return c_int::from(rustix::fs::access(SHELL_PATH, rustix::fs::Access::EXEC_OK).is_ok());
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes) {
+    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
         set_errno(e);
         return -1;
     }
@@ -1150,7 +1154,7 @@ pub(crate) unsafe fn run_popen(
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes) {
+    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
         set_errno(e);
         return std::ptr::null_mut();
     }
@@ -1464,7 +1468,9 @@ impl Actions {
         };
         let mut ops = Vec::with_capacity(list.len());
         for a in list {
-            // SAFETY: the member the tag selects (checked above).
+            // SAFETY: the member the tag selects (checked above); an open or
+            // chdir action's path is a C string glibc copied, alive until
+            // the actions are destroyed.
             unsafe {
                 match a.tag {
                     DO_CLOSE => {
@@ -1486,7 +1492,7 @@ impl Actions {
                     }
                     DO_OPEN => {
                         let o = a.u.open;
-                        let p = this.open(call, o.path, o.oflag, o.mode, base)?;
+                        let p = this.open(call, CArg::new(o.path), o.oflag, o.mode, base)?;
                         model.set(o.fd, Slot::Ours(p));
                         if o.oflag & libc::O_CLOEXEC != 0 {
                             // Closed at exec: later actions use our fd.
@@ -1496,7 +1502,7 @@ impl Actions {
                         }
                     }
                     DO_CHDIR => {
-                        let d = this.chdir(call, a.u.chdir, base)?;
+                        let d = this.chdir(call, CArg::new(a.u.chdir), base)?;
                         this.cwd = d;
                         ops.push(Op::Fchdir(d));
                     }
@@ -1534,14 +1540,15 @@ impl Actions {
     fn open(
         &mut self,
         call: &'static str,
-        path: *const c_char,
+        path: CArg<'_>,
         oflag: c_int,
         mode: libc::mode_t,
         base: c_int,
     ) -> Result<c_int, c_int> {
         let _ = call;
-        // SAFETY: the action's path, a C string glibc copied.
-        let fd = unsafe { fsguard_spawn_openat(self.cwd, path, oflag | libc::O_CLOEXEC, mode) };
+        let (cwd, flags) = (self.cwd, oflag | libc::O_CLOEXEC);
+        // SAFETY: the hook's contract holds: a C string glibc copied.
+        let fd = unsafe { fsguard_spawn_openat(cwd, path.as_ptr(), flags, mode) };
         if fd < 0 {
             return Err(guard::errno());
         }
@@ -1552,17 +1559,10 @@ impl Actions {
 
     /// A chdir action: the directory opened (`O_PATH`), then checked as the
     /// object it is, like chdir(2).
-    fn chdir(
-        &mut self,
-        call: &'static str,
-        path: *const c_char,
-        base: c_int,
-    ) -> Result<c_int, c_int> {
-        if path.is_null() {
+    fn chdir(&mut self, call: &'static str, path: CArg<'_>, base: c_int) -> Result<c_int, c_int> {
+        let Some(p) = path.get() else {
             return Err(libc::EFAULT);
-        }
-        // SAFETY: the action's path, a C string glibc copied.
-        let p = unsafe { CStr::from_ptr(path) };
+        };
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = if self.cwd == AT_FDCWD {
             rustix::fs::openat(CWD, p, flags, Mode::empty())
@@ -1583,7 +1583,7 @@ impl Actions {
                 access: None,
                 follow: Follow::Fd,
                 dirfd: fd,
-                path: std::ptr::null(),
+                path: CArg::NULL,
                 moves: false,
             }],
         )
@@ -1710,11 +1710,9 @@ pub static SPAWN_TABLE: &[HookInfo] = &[
 /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
-    if name.is_null() {
-        return 0;
-    }
-    // SAFETY: the caller's C string.
-    if !unsafe { CStr::from_ptr(name) }.to_bytes().contains(&b'/') {
+    // SAFETY: dlopen's name is NULL or a C string (its contract).
+    let name = unsafe { CArg::new(name) };
+    if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
         return 0;
     }
     let t = Target {

@@ -31,7 +31,7 @@ mod docs;
 #[cfg(not(test))]
 #[used]
 #[link_section = ".init_array"]
-static INIT: extern "C" fn(
+static INIT: unsafe extern "C" fn(
     std::ffi::c_int,
     *const *const std::ffi::c_char,
     *const *const std::ffi::c_char,
