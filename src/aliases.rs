@@ -134,6 +134,9 @@ fn gmon_prefixed(buf: &mut [u8; 4096]) -> bool {
 /// `$GMON_OUT_PREFIX.<pid>`, through glibc's internal open. Both names it
 /// may create are checked; if either is refused nothing is written and
 /// profiling is only stopped.
+///
+/// # Safety
+/// Called by glibc's profiling exit code, as `_mcleanup` is.
 #[no_mangle]
 pub unsafe extern "C" fn _mcleanup() {
     const FLAGS: c_int = libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | libc::O_NOFOLLOW;
@@ -174,6 +177,10 @@ fn check1(call: &'static str, flags: c_int, path: CArg<'_>) -> Result<(), c_int>
 }
 
 /// `_IO_popen`: popen's old name.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments.
@@ -184,6 +191,10 @@ pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *
 /// with libio's private layout. Running the shell needs the child's
 /// environment, which only an `environ` swap could give glibc's worker: the
 /// shell is checked (traced as ever), then the call fails with `ENOSYS`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn _IO_proc_open(
     _fp: *mut FILE,
@@ -198,6 +209,10 @@ pub unsafe extern "C" fn _IO_proc_open(
 }
 
 /// `__libc_system` (`GLIBC_PRIVATE`): system's internal name.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
     // SAFETY: the caller's argument.
@@ -206,6 +221,9 @@ pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
 
 /// dlmopen: `0` to go ahead, else the errno of a refusal (traced). The base
 /// namespace is dlopen; any other would load a libc of its own, unhooked.
+///
+/// # Safety
+/// `name` must be NULL or a C string (dlmopen's own contract).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char) -> c_int {
     if lmid == libc::LM_ID_BASE as c_long {

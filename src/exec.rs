@@ -104,6 +104,9 @@ const STACK_VARS: usize = 512;
 const STACK_PRELOAD: usize = 4096;
 
 /// Entries of a NULL-terminated array (NULL counts as empty, as the kernel does).
+///
+/// # Safety
+/// `envp` NULL or a NULL-terminated array of C strings that outlive the call.
 unsafe fn entries<'a>(envp: Argv) -> impl Iterator<Item = *const c_char> + 'a {
     let mut p = envp;
     std::iter::from_fn(move || {
@@ -124,6 +127,9 @@ fn drop_var(kv: &[u8]) -> bool {
 }
 
 /// The caller's `LD_PRELOAD` value (the last one wins, as in getenv).
+///
+/// # Safety
+/// As [`entries`].
 unsafe fn caller_preload(envp: Argv) -> &'static [u8] {
     let mut v: &[u8] = b"";
     // SAFETY: as in `entries`.
@@ -163,6 +169,9 @@ fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
 
 /// Runs `f` with the child's envp: the caller's minus `LD_PRELOAD` and every
 /// `FSGUARD_*`, plus ours. Built on the stack when it fits.
+///
+/// # Safety
+/// As [`entries`].
 unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     let Some(ce) = child_env() else {
         return f(envp);
@@ -547,6 +556,11 @@ fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
 // ---------------------------------------------------------------------------
 // The hooks.
 
+/// The exec check, then the real execve with the child's environment.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
 unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
         set_errno(e);
@@ -561,18 +575,32 @@ unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) 
 }
 
 /// execve(2). Also the target of the shim's `execl` and `execle`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
     // SAFETY: forwarded, under execve's contract.
     unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
+/// execve(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
     // SAFETY: forwarded, under execve's contract.
     unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
+/// execv(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
     // SAFETY: forwarded with the process's environment, under execv's
@@ -607,6 +635,10 @@ fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
 }
 
 /// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
 unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
     // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
@@ -618,6 +650,10 @@ unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> 
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
 /// checked; EACCES remembered, "not there" errors skipped.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
 unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     const CALL: &str = "execvp";
     let Some(name) = file.get() else {
@@ -662,18 +698,32 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
 }
 
 /// execvpe(3). Also the target of the shim's `execlp`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
     // SAFETY: forwarded, under execvpe's contract.
     unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
+/// execvpe(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
     // SAFETY: forwarded, under execvpe's contract.
     unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
+/// execvp(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
     // SAFETY: forwarded with the process's environment, under execvp's
@@ -681,6 +731,11 @@ pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
     unsafe { exec_search(CArg::new(file), argv, environ) }
 }
 
+/// execveat(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execveat(
     dirfd: c_int,
@@ -703,6 +758,11 @@ pub unsafe extern "C" fn execveat(
     unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
 }
 
+/// fexecve(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
     if let Err(e) = exec_check("fexecve", fd, CArg::NULL, Follow::Fd) {
@@ -717,6 +777,11 @@ pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
     unsafe { with_env(envp, |env| real(fd, argv, env)) }
 }
 
+/// posix_spawn: its file actions done here, then [`spawn_prepared`].
+///
+/// # Safety
+/// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
+/// `argv`, `envp` NULL-terminated arrays of C strings).
 unsafe fn spawn_path(
     call: &'static str,
     pid: *mut pid_t,
@@ -737,6 +802,10 @@ unsafe fn spawn_path(
 
 /// posix_spawn with its file actions already done here (see [`Actions`]);
 /// a relative program path is checked against the child's last chdir.
+///
+/// # Safety
+/// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
+/// `argv`, `envp` NULL-terminated arrays of C strings).
 unsafe fn spawn_prepared(
     call: &'static str,
     pid: *mut pid_t,
@@ -757,6 +826,11 @@ unsafe fn spawn_prepared(
     unsafe { with_env(envp, |env| real(pid, path.as_ptr(), fa, attr, argv, env)) }
 }
 
+/// posix_spawn(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn posix_spawn(
     pid: *mut pid_t,
@@ -773,6 +847,10 @@ pub unsafe extern "C" fn posix_spawn(
 /// posix_spawnp(3): the `PATH` search done here, so the program spawned is
 /// the program checked; each candidate goes through `posix_spawn`. The file
 /// actions are done once, for all candidates.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn posix_spawnp(
     pid: *mut pid_t,
@@ -845,6 +923,9 @@ const SHELL_PATH: &CStr = c"/bin/sh";
 
 /// Spawns `/bin/sh -c cmd` with the child's environment: the real
 /// `posix_spawn`'s result (0 or an errno).
+///
+/// # Safety
+/// `cmd` a C string; `fa` and `attr` NULL or initialised.
 unsafe fn spawn_shell(
     pid: &mut pid_t,
     cmd: *const c_char,
@@ -949,6 +1030,9 @@ pub(crate) fn shell_check(call: &'static str) -> Result<(), c_int> {
 }
 
 /// system(3) as glibc 2.36 does it, with the child's environment.
+///
+/// # Safety
+/// `cmd` NULL or a C string.
 pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int {
     if cmd.is_null() {
         // Only asks whether a shell exists.
@@ -1020,6 +1104,10 @@ pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int
 }
 
 /// system(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
     // SAFETY: the caller's argument.
@@ -1130,6 +1218,9 @@ fn forget(fp: *mut FILE) -> Option<pid_t> {
 
 /// popen(3) as glibc 2.36 does it (`r` or `w`, and `e` for close-on-exec),
 /// with the child's environment.
+///
+/// # Safety
+/// `cmd` a C string; `mode` NULL or a C string.
 pub(crate) unsafe fn run_popen(
     call: &'static str,
     cmd: *const c_char,
@@ -1225,6 +1316,10 @@ pub(crate) unsafe fn run_popen(
 }
 
 /// popen(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments.
@@ -1233,6 +1328,9 @@ pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut 
 
 /// pclose(3): closes a stream `popen` made here and waits for its child
 /// (the child's status, or -1); any other stream goes to glibc's pclose.
+///
+/// # Safety
+/// `stream` must be a stream from `popen` (or one glibc's pclose accepts).
 #[no_mangle]
 pub unsafe extern "C" fn pclose(fp: *mut FILE) -> c_int {
     let Some(pid) = forget(fp) else {
@@ -1402,6 +1500,9 @@ impl Actions {
     /// Does the actions' opens and chdirs here, checked, and builds the list
     /// the child runs instead. `Err(errno)`: posix_spawn fails with it, as it
     /// would when the child's action failed.
+    ///
+    /// # Safety
+    /// `fa` NULL or initialised file actions, in glibc's layout.
     unsafe fn prepare(
         call: &'static str,
         fa: *const posix_spawn_file_actions_t,
@@ -1434,6 +1535,10 @@ impl Actions {
         r
     }
 
+    /// The actions of `fa` done here (see [`Actions::prepare`]).
+    ///
+    /// # Safety
+    /// As [`Actions::prepare`]; `list` the actions of `fa`.
     unsafe fn run(
         call: &'static str,
         fa: *const posix_spawn_file_actions_t,
@@ -1708,6 +1813,9 @@ pub static SPAWN_TABLE: &[HookInfo] = &[
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: an
 /// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
 /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
+///
+/// # Safety
+/// `name` must be NULL or a C string (dlopen's own contract).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
     // SAFETY: dlopen's name is NULL or a C string (its contract).

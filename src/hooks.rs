@@ -332,6 +332,11 @@ macro_rules! hooks {
     )*) => {
         $(
             $(#[doc = $doc])*
+            ///
+            /// # Safety
+            /// As for the C function: its pointer arguments valid as it
+            /// requires (a C string NUL-terminated, NULL only where it
+            /// accepts NULL).
             #[no_mangle]
             pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
                 let raw_args = ($($arg,)*);

@@ -512,6 +512,10 @@ fn check1(
 /// own namespace; an object of that name outside it (another process's) is
 /// then decided on by the policy under its real name, and refused with a
 /// trace line unless a rule allows it.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int {
     type ShmOpen = unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int;
@@ -537,6 +541,11 @@ pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_
     hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode))
 }
 
+/// shm_unlink(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
     type ShmUnlink = unsafe extern "C" fn(*const c_char) -> c_int;
@@ -607,6 +616,9 @@ type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) ->
 /// `fts_errno` set; a hidden one (`hide_outside`) as `FTS_NS`/`ENOENT`,
 /// like a missing one. The stream itself is returned, as glibc does: a
 /// caller that does not check for NULL must not crash.
+///
+/// # Safety
+/// `argv` a NULL-terminated array of C strings, as fts_open(3) requires.
 unsafe fn fts_open_checked(
     real: Option<FtsOpenFn>,
     argv: *const *mut c_char,
@@ -654,6 +666,11 @@ unsafe fn fts_open_checked(
     fts
 }
 
+/// fts_open(3), with each start path checked (see `fts_open_checked`).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fts_open(
     argv: *const *mut c_char,
@@ -665,6 +682,11 @@ pub unsafe extern "C" fn fts_open(
     unsafe { fts_open_checked(real, argv, options, compar) }
 }
 
+/// fts64_open(3), as `fts_open`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fts64_open(
     argv: *const *mut c_char,
@@ -727,6 +749,10 @@ type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT
 /// glob reads directories with its internal opendir; unless the caller
 /// brought its own (GLOB_ALTDIRFUNC), it is handed ours, which checks each
 /// directory. A refused one fails like an unreadable one (errfunc, GLOB_ERR).
+///
+/// # Safety
+/// The arguments as glob(3) requires them (`pattern` a C string, `pglob`
+/// a `glob_t`).
 unsafe fn glob_checked(
     real: Option<GlobFn>,
     pattern: *const c_char,
@@ -763,6 +789,11 @@ unsafe fn glob_checked(
     }
 }
 
+/// glob(3), with each directory it reads checked.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn glob(
     pattern: *const c_char,
@@ -775,6 +806,11 @@ pub unsafe extern "C" fn glob(
     unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
 }
 
+/// glob64(3), as `glob`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[cfg(target_pointer_width = "64")]
 #[no_mangle]
 pub unsafe extern "C" fn glob64(
@@ -810,6 +846,11 @@ pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
     }
 }
 
+/// open_by_handle_at(2): the opened object is checked.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn open_by_handle_at(
     mount_fd: c_int,
@@ -874,6 +915,11 @@ pub fn check_bind(addr: &[u8]) -> Result<(), c_int> {
     check1("bind", WRITE, Follow::Entry, AT_FDCWD, CArg::of(path))
 }
 
+/// bind(2): an AF_UNIX path is checked as a write.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn bind(
     fd: c_int,

@@ -8,6 +8,7 @@
 //! ([`trace`]). The policy is read once, in the constructor ([`guard`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod real;
 mod reserve;
