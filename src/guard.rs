@@ -90,6 +90,7 @@ impl<'a> CArg<'a> {
         self.ptr
     }
 
+    /// Whether the argument is NULL.
     #[inline]
     pub fn is_null(self) -> bool {
         self.ptr.is_null()
