@@ -17,7 +17,7 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::{Access, Rule};
 use libc::{mode_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
@@ -134,16 +134,21 @@ fn gmon_prefixed(buf: &mut [u8; 4096]) -> bool {
 /// `$GMON_OUT_PREFIX.<pid>`, through glibc's internal open. Both names it
 /// may create are checked; if either is refused nothing is written and
 /// profiling is only stopped.
+///
+/// # Safety
+/// Called by glibc's profiling exit code, as `_mcleanup` is.
 #[no_mangle]
 pub unsafe extern "C" fn _mcleanup() {
     const FLAGS: c_int = libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | libc::O_NOFOLLOW;
     let mut buf = [0u8; 4096];
     let mut ok = true;
     if gmon_prefixed(&mut buf) {
-        ok = check1("_mcleanup", FLAGS, buf.as_ptr().cast()).is_ok();
+        // NUL-terminated by gmon_prefixed.
+        let path = std::ffi::CStr::from_bytes_until_nul(&buf).map_or(CArg::NULL, CArg::of);
+        ok = check1("_mcleanup", FLAGS, path).is_ok();
     }
     if ok {
-        ok = check1("_mcleanup", FLAGS, c"gmon.out".as_ptr()).is_ok();
+        ok = check1("_mcleanup", FLAGS, CArg::of(c"gmon.out")).is_ok();
     }
     if !ok {
         if let Some(f) = crate::real::real!("moncontrol", unsafe extern "C" fn(c_int)) {
@@ -158,7 +163,7 @@ pub unsafe extern "C" fn _mcleanup() {
     }
 }
 
-fn check1(call: &'static str, flags: c_int, path: *const c_char) -> Result<(), c_int> {
+fn check1(call: &'static str, flags: c_int, path: CArg<'_>) -> Result<(), c_int> {
     guard::check(
         call,
         &[Target {
@@ -172,6 +177,10 @@ fn check1(call: &'static str, flags: c_int, path: *const c_char) -> Result<(), c
 }
 
 /// `_IO_popen`: popen's old name.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments.
@@ -182,6 +191,10 @@ pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *
 /// with libio's private layout. Running the shell needs the child's
 /// environment, which only an `environ` swap could give glibc's worker: the
 /// shell is checked (traced as ever), then the call fails with `ENOSYS`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn _IO_proc_open(
     _fp: *mut FILE,
@@ -196,6 +209,10 @@ pub unsafe extern "C" fn _IO_proc_open(
 }
 
 /// `__libc_system` (`GLIBC_PRIVATE`): system's internal name.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
     // SAFETY: the caller's argument.
@@ -204,6 +221,9 @@ pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
 
 /// dlmopen: `0` to go ahead, else the errno of a refusal (traced). The base
 /// namespace is dlopen; any other would load a libc of its own, unhooked.
+///
+/// # Safety
+/// `name` must be NULL or a C string (dlmopen's own contract).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char) -> c_int {
     if lmid == libc::LM_ID_BASE as c_long {
@@ -211,12 +231,9 @@ pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char
         return unsafe { crate::exec::fsguard_dlopen_check(name) };
     }
     let Some(g) = guard::get() else { return 0 };
-    let shown: &[u8] = if name.is_null() {
-        b""
-    } else {
-        // SAFETY: the caller's C string.
-        unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes()
-    };
+    // SAFETY: dlmopen's name is NULL or a C string (its contract).
+    let name = unsafe { CArg::new(name) };
+    let shown = name.get().map_or(&b""[..], std::ffi::CStr::to_bytes);
     let saved = guard::errno();
     let r = std::panic::catch_unwind(|| {
         g.refuse("dlmopen", Access::Exec, shown, Rule::Unguarded("namespace"))

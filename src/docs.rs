@@ -56,7 +56,7 @@ fn dirfd(e: &str) -> String {
 
 fn path(e: &str) -> String {
     match e {
-        "std::ptr::null()" => "—".into(),
+        "CArg::NULL" => "—".into(),
         other => code(other),
     }
 }

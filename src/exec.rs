@@ -25,7 +25,7 @@ use fsguard_policy::{Access, Rule, UnguardedExec};
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
 use rustix::fs::{Mode, OFlags, CWD};
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{at_follow, CheckInfo, HookInfo};
 use crate::real::real;
 use crate::resolve::{self, Follow};
@@ -104,6 +104,9 @@ const STACK_VARS: usize = 512;
 const STACK_PRELOAD: usize = 4096;
 
 /// Entries of a NULL-terminated array (NULL counts as empty, as the kernel does).
+///
+/// # Safety
+/// `envp` NULL or a NULL-terminated array of C strings that outlive the call.
 unsafe fn entries<'a>(envp: Argv) -> impl Iterator<Item = *const c_char> + 'a {
     let mut p = envp;
     std::iter::from_fn(move || {
@@ -124,6 +127,9 @@ fn drop_var(kv: &[u8]) -> bool {
 }
 
 /// The caller's `LD_PRELOAD` value (the last one wins, as in getenv).
+///
+/// # Safety
+/// As [`entries`].
 unsafe fn caller_preload(envp: Argv) -> &'static [u8] {
     let mut v: &[u8] = b"";
     // SAFETY: as in `entries`.
@@ -163,12 +169,16 @@ fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
 
 /// Runs `f` with the child's envp: the caller's minus `LD_PRELOAD` and every
 /// `FSGUARD_*`, plus ours. Built on the stack when it fits.
+///
+/// # Safety
+/// As [`entries`].
 unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     let Some(ce) = child_env() else {
         return f(envp);
     };
     // SAFETY: the caller's envp.
     let old = unsafe { caller_preload(envp) };
+    // SAFETY: as above.
     let count = unsafe { entries(envp) }.count();
     let need_vars = count + 4;
     let mut stack_pre = [0u8; STACK_PRELOAD];
@@ -265,7 +275,7 @@ impl Unguarded {
 fn exec_check(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
     guard::check(
@@ -314,7 +324,7 @@ fn exec_check(
 fn check_interpreters(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
     if guard::get().is_none() {
@@ -333,20 +343,21 @@ fn check_interpreters(
             let Some(interp) = shebang(&head[..n]) else {
                 return Ok(());
             };
+            // NUL-terminated: `shebang` leaves at least one zero byte.
+            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             guard::check(
                 call,
                 &[Target {
                     access: Some(Access::Exec),
                     follow: Follow::Yes,
                     dirfd: AT_FDCWD,
-                    path: interp.as_ptr().cast(),
+                    path: CArg::of(c),
                     moves: false,
                 }],
             )?;
-            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(next) => fd = next,
-                Err(_) => return unreadable(call, AT_FDCWD, interp.as_ptr().cast(), Follow::Yes),
+                Err(_) => return unreadable(call, AT_FDCWD, CArg::of(c), Follow::Yes),
             }
         }
         Ok(())
@@ -381,14 +392,15 @@ fn shebang(head: &[u8]) -> Option<[u8; 257]> {
 fn unreadable(
     call: &'static str,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
-    if path.is_null() || follow == Follow::Fd {
+    if follow == Follow::Fd {
         return Ok(());
     }
-    // SAFETY: the caller's C string.
-    let p = unsafe { CStr::from_ptr(path) };
+    let Some(p) = path.get() else {
+        return Ok(());
+    };
     let dir = match dirfd {
         AT_FDCWD => CWD,
         d if d < 0 => return Ok(()),
@@ -406,24 +418,20 @@ fn unreadable(
 
 /// Opens what will be executed and says whether the library can follow it.
 /// Files it cannot read are not judged (the kernel may still run them).
-fn inspect(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
+fn inspect(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
     let fd = open_exec(dirfd, path, follow)?;
     let kind = classify(fd.as_fd(), true)?;
     Some((kind, fd))
 }
 
-fn open_exec(dirfd: c_int, path: *const c_char, follow: Follow) -> Option<OwnedFd> {
+fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC;
     if follow == Follow::Fd {
         let mut link = [0u8; 32];
         let s = format_fd_link(dirfd, &mut link)?;
         return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
     }
-    if path.is_null() {
-        return None;
-    }
-    // SAFETY: the caller's C string.
-    let p = unsafe { CStr::from_ptr(path) };
+    let p = path.get()?;
     let flags = if matches!(follow, Follow::Entry | Follow::NoFollow) {
         flags | OFlags::NOFOLLOW
     } else {
@@ -548,7 +556,12 @@ fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
 // ---------------------------------------------------------------------------
 // The hooks.
 
-unsafe fn exec_path(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+/// The exec check, then the real execve with the child's environment.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
         set_errno(e);
         return -1;
@@ -558,26 +571,41 @@ unsafe fn exec_path(call: &'static str, path: *const c_char, argv: Argv, envp: A
         return -1;
     };
     // SAFETY: the real execve with the caller's arguments and our envp.
-    unsafe { with_env(envp, |env| real(path, argv, env)) }
+    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }
 }
 
 /// execve(2). Also the target of the shim's `execl` and `execle`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_path("execve", path, argv, envp) }
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
+/// execve(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_path("execve", path, argv, envp) }
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
 }
 
+/// execv(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment.
-    unsafe { exec_path("execve", path, argv, environ) }
+    // SAFETY: forwarded with the process's environment, under execv's
+    // contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, environ) }
 }
 
 /// The `PATH` glibc searches: the caller's, else the default.
@@ -607,25 +635,32 @@ fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
 }
 
 /// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
-unsafe fn script(call: &'static str, path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path];
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
     // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
     args.extend(unsafe { entries(argv) }.skip(1));
     args.push(std::ptr::null());
     // SAFETY: forwarded.
-    unsafe { exec_path(call, c"/bin/sh".as_ptr(), args.as_ptr(), envp) }
+    unsafe { exec_path(call, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
 }
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
 /// checked; EACCES remembered, "not there" errors skipped.
-unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     const CALL: &str = "execvp";
-    if file.is_null() {
+    let Some(name) = file.get() else {
         set_errno(libc::EFAULT);
         return -1;
-    }
-    // SAFETY: the caller's C string.
-    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    };
+    let name = name.to_bytes();
     if name.is_empty() {
         set_errno(libc::ENOENT);
         return -1;
@@ -647,13 +682,13 @@ unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
             continue;
         };
         // SAFETY: forwarded.
-        unsafe { exec_path(CALL, cand.as_ptr(), argv, envp) };
+        unsafe { exec_path(CALL, CArg::of(cand), argv, envp) };
         match guard::errno() {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             libc::ENOEXEC => {
                 // SAFETY: forwarded.
-                return unsafe { script(CALL, cand.as_ptr(), argv, envp) };
+                return unsafe { script(CALL, CArg::of(cand), argv, envp) };
             }
             _ => return -1,
         }
@@ -663,24 +698,44 @@ unsafe fn exec_search(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
 }
 
 /// execvpe(3). Also the target of the shim's `execlp`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_search(file, argv, envp) }
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
+/// execvpe(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { exec_search(file, argv, envp) }
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
 }
 
+/// execvp(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment.
-    unsafe { exec_search(file, argv, environ) }
+    // SAFETY: forwarded with the process's environment, under execvp's
+    // contract.
+    unsafe { exec_search(CArg::new(file), argv, environ) }
 }
 
+/// execveat(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn execveat(
     dirfd: c_int,
@@ -689,7 +744,9 @@ pub unsafe extern "C" fn execveat(
     envp: Argv,
     flags: c_int,
 ) -> c_int {
-    if let Err(e) = exec_check("execveat", dirfd, path, at_follow(flags, path)) {
+    // SAFETY: execveat's path is NULL or a C string (its contract).
+    let arg = unsafe { CArg::new(path) };
+    if let Err(e) = exec_check("execveat", dirfd, arg, at_follow(flags, arg)) {
         set_errno(e);
         return -1;
     }
@@ -698,12 +755,17 @@ pub unsafe extern "C" fn execveat(
         return -1;
     };
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(dirfd, path, argv, env, flags)) }
+    unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
 }
 
+/// fexecve(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
-    if let Err(e) = exec_check("fexecve", fd, std::ptr::null(), Follow::Fd) {
+    if let Err(e) = exec_check("fexecve", fd, CArg::NULL, Follow::Fd) {
         set_errno(e);
         return -1;
     }
@@ -715,10 +777,15 @@ pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
     unsafe { with_env(envp, |env| real(fd, argv, env)) }
 }
 
+/// posix_spawn: its file actions done here, then [`spawn_prepared`].
+///
+/// # Safety
+/// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
+/// `argv`, `envp` NULL-terminated arrays of C strings).
 unsafe fn spawn_path(
     call: &'static str,
     pid: *mut pid_t,
-    path: *const c_char,
+    path: CArg<'_>,
     fa: *const posix_spawn_file_actions_t,
     attr: *const posix_spawnattr_t,
     argv: Argv,
@@ -735,10 +802,14 @@ unsafe fn spawn_path(
 
 /// posix_spawn with its file actions already done here (see [`Actions`]);
 /// a relative program path is checked against the child's last chdir.
+///
+/// # Safety
+/// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
+/// `argv`, `envp` NULL-terminated arrays of C strings).
 unsafe fn spawn_prepared(
     call: &'static str,
     pid: *mut pid_t,
-    path: *const c_char,
+    path: CArg<'_>,
     actions: &Actions,
     attr: *const posix_spawnattr_t,
     argv: Argv,
@@ -752,9 +823,14 @@ unsafe fn spawn_prepared(
     };
     let fa = actions.as_ptr();
     // SAFETY: the real call; the envp is complete before the vfork-style clone.
-    unsafe { with_env(envp, |env| real(pid, path, fa, attr, argv, env)) }
+    unsafe { with_env(envp, |env| real(pid, path.as_ptr(), fa, attr, argv, env)) }
 }
 
+/// posix_spawn(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn posix_spawn(
     pid: *mut pid_t,
@@ -764,13 +840,17 @@ pub unsafe extern "C" fn posix_spawn(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    // SAFETY: forwarded.
-    unsafe { spawn_path("posix_spawn", pid, path, fa, attr, argv, envp) }
+    // SAFETY: forwarded, under posix_spawn's contract.
+    unsafe { spawn_path("posix_spawn", pid, CArg::new(path), fa, attr, argv, envp) }
 }
 
 /// posix_spawnp(3): the `PATH` search done here, so the program spawned is
 /// the program checked; each candidate goes through `posix_spawn`. The file
 /// actions are done once, for all candidates.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn posix_spawnp(
     pid: *mut pid_t,
@@ -781,11 +861,12 @@ pub unsafe extern "C" fn posix_spawnp(
     envp: Argv,
 ) -> c_int {
     const CALL: &str = "posix_spawnp";
-    if file.is_null() {
+    // SAFETY: posix_spawnp's file is NULL or a C string (its contract).
+    let file = unsafe { CArg::new(file) };
+    let Some(name) = file.get() else {
         return libc::EFAULT;
-    }
-    // SAFETY: the caller's C string.
-    let name = unsafe { CStr::from_ptr(file) }.to_bytes();
+    };
+    let name = name.to_bytes();
     if name.is_empty() {
         return libc::ENOENT;
     }
@@ -814,7 +895,7 @@ pub unsafe extern "C" fn posix_spawnp(
             Err(_) => continue,
         }
         // SAFETY: forwarded.
-        match unsafe { spawn_prepared(CALL, pid, cand.as_ptr(), &actions, attr, argv, envp) } {
+        match unsafe { spawn_prepared(CALL, pid, CArg::of(cand), &actions, attr, argv, envp) } {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             r => return r,
@@ -842,6 +923,9 @@ const SHELL_PATH: &CStr = c"/bin/sh";
 
 /// Spawns `/bin/sh -c cmd` with the child's environment: the real
 /// `posix_spawn`'s result (0 or an errno).
+///
+/// # Safety
+/// `cmd` a C string; `fa` and `attr` NULL or initialised.
 unsafe fn spawn_shell(
     pid: &mut pid_t,
     cmd: *const c_char,
@@ -915,10 +999,11 @@ unsafe impl Sync for SigState {}
 
 static SIGS: SigState = SigState {
     busy: std::sync::atomic::AtomicBool::new(false),
-    // SAFETY: an all-zero sigaction is a valid value (SIG_DFL, empty mask).
     save: std::cell::UnsafeCell::new(SigSave {
         users: 0,
+        // SAFETY: an all-zero sigaction is a valid value (SIG_DFL, empty mask).
         intr: unsafe { std::mem::zeroed() },
+        // SAFETY: as above.
         quit: unsafe { std::mem::zeroed() },
     }),
 };
@@ -941,16 +1026,19 @@ fn with_sigs<R>(f: impl FnOnce(&mut SigSave) -> R) -> R {
 
 /// The `exec` check of the shell that `call` runs.
 pub(crate) fn shell_check(call: &'static str) -> Result<(), c_int> {
-    exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes)
+    exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes)
 }
 
 /// system(3) as glibc 2.36 does it, with the child's environment.
+///
+/// # Safety
+/// `cmd` NULL or a C string.
 pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int {
     if cmd.is_null() {
         // Only asks whether a shell exists.
         return c_int::from(rustix::fs::access(SHELL_PATH, rustix::fs::Access::EXEC_OK).is_ok());
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes) {
+    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
         set_errno(e);
         return -1;
     }
@@ -1016,6 +1104,10 @@ pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int
 }
 
 /// system(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
     // SAFETY: the caller's argument.
@@ -1126,6 +1218,9 @@ fn forget(fp: *mut FILE) -> Option<pid_t> {
 
 /// popen(3) as glibc 2.36 does it (`r` or `w`, and `e` for close-on-exec),
 /// with the child's environment.
+///
+/// # Safety
+/// `cmd` a C string; `mode` NULL or a C string.
 pub(crate) unsafe fn run_popen(
     call: &'static str,
     cmd: *const c_char,
@@ -1150,7 +1245,7 @@ pub(crate) unsafe fn run_popen(
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, SHELL_PATH.as_ptr(), Follow::Yes) {
+    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
         set_errno(e);
         return std::ptr::null_mut();
     }
@@ -1221,6 +1316,10 @@ pub(crate) unsafe fn run_popen(
 }
 
 /// popen(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments.
@@ -1229,6 +1328,9 @@ pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut 
 
 /// pclose(3): closes a stream `popen` made here and waits for its child
 /// (the child's status, or -1); any other stream goes to glibc's pclose.
+///
+/// # Safety
+/// `stream` must be a stream from `popen` (or one glibc's pclose accepts).
 #[no_mangle]
 pub unsafe extern "C" fn pclose(fp: *mut FILE) -> c_int {
     let Some(pid) = forget(fp) else {
@@ -1398,6 +1500,9 @@ impl Actions {
     /// Does the actions' opens and chdirs here, checked, and builds the list
     /// the child runs instead. `Err(errno)`: posix_spawn fails with it, as it
     /// would when the child's action failed.
+    ///
+    /// # Safety
+    /// `fa` NULL or initialised file actions, in glibc's layout.
     unsafe fn prepare(
         call: &'static str,
         fa: *const posix_spawn_file_actions_t,
@@ -1430,6 +1535,10 @@ impl Actions {
         r
     }
 
+    /// The actions of `fa` done here (see [`Actions::prepare`]).
+    ///
+    /// # Safety
+    /// As [`Actions::prepare`]; `list` the actions of `fa`.
     unsafe fn run(
         call: &'static str,
         fa: *const posix_spawn_file_actions_t,
@@ -1464,7 +1573,9 @@ impl Actions {
         };
         let mut ops = Vec::with_capacity(list.len());
         for a in list {
-            // SAFETY: the member the tag selects (checked above).
+            // SAFETY: the member the tag selects (checked above); an open or
+            // chdir action's path is a C string glibc copied, alive until
+            // the actions are destroyed.
             unsafe {
                 match a.tag {
                     DO_CLOSE => {
@@ -1486,7 +1597,7 @@ impl Actions {
                     }
                     DO_OPEN => {
                         let o = a.u.open;
-                        let p = this.open(call, o.path, o.oflag, o.mode, base)?;
+                        let p = this.open(call, CArg::new(o.path), o.oflag, o.mode, base)?;
                         model.set(o.fd, Slot::Ours(p));
                         if o.oflag & libc::O_CLOEXEC != 0 {
                             // Closed at exec: later actions use our fd.
@@ -1496,7 +1607,7 @@ impl Actions {
                         }
                     }
                     DO_CHDIR => {
-                        let d = this.chdir(call, a.u.chdir, base)?;
+                        let d = this.chdir(call, CArg::new(a.u.chdir), base)?;
                         this.cwd = d;
                         ops.push(Op::Fchdir(d));
                     }
@@ -1534,14 +1645,15 @@ impl Actions {
     fn open(
         &mut self,
         call: &'static str,
-        path: *const c_char,
+        path: CArg<'_>,
         oflag: c_int,
         mode: libc::mode_t,
         base: c_int,
     ) -> Result<c_int, c_int> {
         let _ = call;
-        // SAFETY: the action's path, a C string glibc copied.
-        let fd = unsafe { fsguard_spawn_openat(self.cwd, path, oflag | libc::O_CLOEXEC, mode) };
+        let (cwd, flags) = (self.cwd, oflag | libc::O_CLOEXEC);
+        // SAFETY: the hook's contract holds: a C string glibc copied.
+        let fd = unsafe { fsguard_spawn_openat(cwd, path.as_ptr(), flags, mode) };
         if fd < 0 {
             return Err(guard::errno());
         }
@@ -1552,17 +1664,10 @@ impl Actions {
 
     /// A chdir action: the directory opened (`O_PATH`), then checked as the
     /// object it is, like chdir(2).
-    fn chdir(
-        &mut self,
-        call: &'static str,
-        path: *const c_char,
-        base: c_int,
-    ) -> Result<c_int, c_int> {
-        if path.is_null() {
+    fn chdir(&mut self, call: &'static str, path: CArg<'_>, base: c_int) -> Result<c_int, c_int> {
+        let Some(p) = path.get() else {
             return Err(libc::EFAULT);
-        }
-        // SAFETY: the action's path, a C string glibc copied.
-        let p = unsafe { CStr::from_ptr(path) };
+        };
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = if self.cwd == AT_FDCWD {
             rustix::fs::openat(CWD, p, flags, Mode::empty())
@@ -1583,7 +1688,7 @@ impl Actions {
                 access: None,
                 follow: Follow::Fd,
                 dirfd: fd,
-                path: std::ptr::null(),
+                path: CArg::NULL,
                 moves: false,
             }],
         )
@@ -1708,13 +1813,14 @@ pub static SPAWN_TABLE: &[HookInfo] = &[
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: an
 /// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
 /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
+///
+/// # Safety
+/// `name` must be NULL or a C string (dlopen's own contract).
 #[no_mangle]
 pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
-    if name.is_null() {
-        return 0;
-    }
-    // SAFETY: the caller's C string.
-    if !unsafe { CStr::from_ptr(name) }.to_bytes().contains(&b'/') {
+    // SAFETY: dlopen's name is NULL or a C string (its contract).
+    let name = unsafe { CArg::new(name) };
+    if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
         return 0;
     }
     let t = Target {

@@ -44,8 +44,81 @@ pub fn get() -> Option<&'static Guard> {
     unsafe { GUARD.load(Ordering::Acquire).as_ref() }
 }
 
+/// A C string argument of a hooked call: NULL, or a NUL-terminated string
+/// that stays valid for the call. Made once, where the caller's pointer
+/// enters the library (the one unsafe step); everything below reads it
+/// safely. Read only where its bytes are needed, so a call the guard does
+/// not confine never touches the caller's string (the real call sees it).
+#[derive(Clone, Copy)]
+pub struct CArg<'a> {
+    ptr: *const c_char,
+    _str: std::marker::PhantomData<&'a CStr>,
+}
+
+impl<'a> CArg<'a> {
+    /// No string (a NULL argument).
+    pub const NULL: CArg<'static> = CArg {
+        ptr: std::ptr::null(),
+        _str: std::marker::PhantomData,
+    };
+
+    /// The caller's pointer, as the C function's contract gives it.
+    ///
+    /// # Safety
+    /// `ptr` must be NULL or point to a NUL-terminated string that is not
+    /// freed or changed while the returned value is in use.
+    #[inline]
+    pub unsafe fn new(ptr: *const c_char) -> CArg<'a> {
+        CArg {
+            ptr,
+            _str: std::marker::PhantomData,
+        }
+    }
+
+    /// A string the library holds itself.
+    #[inline]
+    pub const fn of(s: &'a CStr) -> CArg<'a> {
+        CArg {
+            ptr: s.as_ptr(),
+            _str: std::marker::PhantomData,
+        }
+    }
+
+    /// The pointer as passed, for the real call.
+    #[inline]
+    pub fn as_ptr(self) -> *const c_char {
+        self.ptr
+    }
+
+    /// Whether the argument is NULL.
+    #[inline]
+    pub fn is_null(self) -> bool {
+        self.ptr.is_null()
+    }
+
+    /// The string; `None` for NULL.
+    #[inline]
+    pub fn get(self) -> Option<&'a CStr> {
+        // SAFETY: NULL or a C string valid for 'a (the contract of `new`).
+        (!self.ptr.is_null()).then(|| unsafe { CStr::from_ptr(self.ptr) })
+    }
+
+    /// Whether the string is `""` (reads only its first byte; NULL is not).
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        // SAFETY: non-NULL, so a C string: it has at least its NUL.
+        !self.ptr.is_null() && unsafe { *self.ptr } == 0
+    }
+}
+
+impl From<CArg<'_>> for *const c_char {
+    fn from(a: CArg<'_>) -> *const c_char {
+        a.ptr
+    }
+}
+
 /// One path a call touches.
-pub struct Target {
+pub struct Target<'a> {
     /// The access checked; `None` for calls the policy does not confine
     /// (an `O_PATH` open).
     pub access: Option<Access>,
@@ -54,7 +127,7 @@ pub struct Target {
     /// Directory the path is relative to (`AT_FDCWD` for the cwd).
     pub dirfd: c_int,
     /// The path as passed (may be NULL where the call allows it).
-    pub path: *const c_char,
+    pub path: CArg<'a>,
     /// The call moves or links the object: a protected file may not.
     pub moves: bool,
 }
@@ -100,7 +173,7 @@ impl Vias {
             targets
                 .get(i)
                 .map_or(Via::caller(libc::AT_FDCWD, std::ptr::null()), |t| {
-                    Via::caller(t.dirfd, t.path)
+                    Via::caller(t.dirfd, t.path.as_ptr())
                 })
         };
         Vias([at(0), at(1)])
@@ -206,8 +279,7 @@ impl Guard {
         let mut tries = 0;
         let mut _raised = None;
         loop {
-            // SAFETY: hooks pass the caller's path pointer, NULL or a C string.
-            let r = unsafe { resolve::locate(t.dirfd, t.path, t.follow, out, via) };
+            let r = resolve::locate(t.dirfd, t.path.get(), t.follow, out, via);
             if let Err(Unresolved::Failed(e @ (Errno::MFILE | Errno::NFILE))) = r {
                 via.reset();
                 tries += 1;
@@ -238,12 +310,8 @@ impl Guard {
             Err(Unresolved::Kernel(e)) => Err(e.raw_os_error()),
             Err(Unresolved::Failed(_)) => {
                 via.reset();
-                // SAFETY: as above; shown only to name what failed.
-                let raw = if t.path.is_null() {
-                    &b""[..]
-                } else {
-                    unsafe { CStr::from_ptr(t.path) }.to_bytes()
-                };
+                // Shown only to name what failed.
+                let raw = t.path.get().map_or(&b""[..], CStr::to_bytes);
                 self.deny(
                     call,
                     t.access.unwrap_or(Access::Read),
@@ -365,12 +433,7 @@ fn exists_nofollow(path: &[u8]) -> bool {
 /// checked. `None`: not handled here (not ready, denied, a symlink on the
 /// way): the hook takes the general path, which resolves through the kernel
 /// and traces denials.
-pub fn open_fast(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-    mode: libc::mode_t,
-) -> Option<c_int> {
+pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t) -> Option<c_int> {
     let g = get()?;
     if creat_directory_refused(flags) {
         set_errno(libc::EINVAL);
@@ -385,8 +448,7 @@ pub fn open_fast(
     }
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: non-NULL, and the caller's C string.
-        let path = unsafe { CStr::from_ptr(path) };
+        let path = path.get()?;
         let mut out = PathBuf::new();
         let mut raw = RawPath::new();
         resolve::lexical(dirfd, path, &mut out, &mut raw)?;
@@ -443,7 +505,7 @@ fn creat_directory_refused(flags: c_int) -> bool {
 }
 
 /// `__open_2` and friends abort on a mode-needing open; leave that to them.
-pub fn open_fast_fortified(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<c_int> {
+pub fn open_fast_fortified(dirfd: c_int, path: CArg<'_>, flags: c_int) -> Option<c_int> {
     if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
         return None;
     }
@@ -451,33 +513,25 @@ pub fn open_fast_fortified(dirfd: c_int, path: *const c_char, flags: c_int) -> O
 }
 
 /// Builds the guard from the process's starting environment.
-fn load(envp: *const *const c_char) -> Result<Guard, String> {
+fn load(envp: Envp) -> Result<Guard, String> {
     let mut vars: Vec<(String, String)> = Vec::new();
     let mut home = None;
     let mut path_var = None;
-    if !envp.is_null() {
-        let mut p = envp;
-        // SAFETY: envp is the NULL-terminated array the loader passes to
-        // constructors; each entry is a C string.
-        unsafe {
-            while !(*p).is_null() {
-                let kv = CStr::from_ptr(*p).to_bytes();
-                p = p.add(1);
-                let Some(eq) = kv.iter().position(|&b| b == b'=') else {
-                    continue;
-                };
-                let (k, v) = (&kv[..eq], &kv[eq + 1..]);
-                if k == b"HOME" {
-                    home = Some(std::ffi::OsStr::from_encoded_bytes_unchecked(v).to_owned());
-                } else if k == b"PATH" {
-                    path_var = Some(std::ffi::OsStr::from_encoded_bytes_unchecked(v).to_owned());
-                } else if k.starts_with(b"FSGUARD_") {
-                    let k = String::from_utf8_lossy(k).into_owned();
-                    let v = String::from_utf8(v.to_vec())
-                        .map_err(|_| format!("{k} is not valid UTF-8"))?;
-                    vars.push((k, v));
-                }
-            }
+    for kv in envp.entries() {
+        let Some(eq) = kv.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        let (k, v) = (&kv[..eq], &kv[eq + 1..]);
+        if k == b"HOME" {
+            home =
+                Some(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(v).to_owned());
+        } else if k == b"PATH" {
+            path_var =
+                Some(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(v).to_owned());
+        } else if k.starts_with(b"FSGUARD_") {
+            let k = String::from_utf8_lossy(k).into_owned();
+            let v = String::from_utf8(v.to_vec()).map_err(|_| format!("{k} is not valid UTF-8"))?;
+            vars.push((k, v));
         }
     }
     let exe = std::fs::read_link("/proc/self/exe").ok();
@@ -569,7 +623,7 @@ fn next_open_is_libc() -> bool {
 /// Tells a supervising `fsguard run` that the library really loaded: one
 /// byte on the inherited `FSGUARD_HANDSHAKE_FD`, which is then closed and
 /// dropped from the environment so no descendant answers for it.
-fn handshake(envp: *const *const c_char) {
+fn handshake(envp: Envp) {
     let Some(v) = env_value(envp, b"FSGUARD_HANDSHAKE_FD=") else {
         return;
     };
@@ -600,28 +654,56 @@ fn handshake(envp: *const *const c_char) {
 }
 
 /// The value of `name` (given with its `=`) in the starting environment.
-fn env_value(envp: *const *const c_char, name: &[u8]) -> Option<&'static [u8]> {
-    if envp.is_null() {
-        return None;
+fn env_value(envp: Envp, name: &[u8]) -> Option<&'static [u8]> {
+    envp.entries().find_map(|kv| kv.strip_prefix(name))
+}
+
+/// The environment the loader passes to constructors.
+#[derive(Clone, Copy)]
+struct Envp(*const *const c_char);
+
+impl Envp {
+    /// # Safety
+    /// `envp` must be NULL or a NULL-terminated array of C strings, all
+    /// alive and unchanged for the process's life.
+    unsafe fn new(envp: *const *const c_char) -> Envp {
+        Envp(envp)
     }
-    let mut p = envp;
-    // SAFETY: the loader's NULL-terminated envp of C strings, alive for the
-    // process's life.
-    unsafe {
-        while !(*p).is_null() {
-            let kv = CStr::from_ptr(*p).to_bytes();
-            if let Some(v) = kv.strip_prefix(name) {
-                return Some(v);
+
+    /// Each `KEY=value` entry, in order.
+    fn entries(self) -> impl Iterator<Item = &'static [u8]> {
+        let mut p = self.0;
+        std::iter::from_fn(move || {
+            if p.is_null() {
+                return None;
             }
-            p = p.add(1);
-        }
+            // SAFETY: `new`'s contract: `p` is within the array, at most at
+            // its terminating NULL.
+            let e = unsafe { *p };
+            if e.is_null() {
+                return None;
+            }
+            // SAFETY: an entry before the NULL: not past the array's end.
+            p = unsafe { p.add(1) };
+            // SAFETY: each entry is a C string alive for the process's life.
+            Some(unsafe { CStr::from_ptr(e) }.to_bytes())
+        })
     }
-    None
 }
 
 /// The constructor: runs before `main`, fails the process closed on a bad
 /// policy rather than let it run unguarded.
-pub extern "C" fn init(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
+///
+/// # Safety
+/// Called by the loader (`.init_array`), with `envp` NULL or the process's
+/// NULL-terminated environment.
+pub unsafe extern "C" fn init(
+    _argc: c_int,
+    _argv: *const *const c_char,
+    envp: *const *const c_char,
+) {
+    // SAFETY: the loader's envp, as this function's contract says.
+    let envp = unsafe { Envp::new(envp) };
     if STATE
         .compare_exchange(UNINIT, LOADING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()

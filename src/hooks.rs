@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use fsguard_policy::Access;
 use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
+use crate::guard::CArg;
 use crate::resolve::{Follow, Via};
 
 const READ: Option<Access> = Some(Access::Read);
@@ -95,12 +96,11 @@ pub fn open_follow(flags: c_int) -> Follow {
 }
 
 /// The open flags of an fopen mode string (`r`, `w`, `a`, `x`, `+`).
-pub fn fopen_flags(mode: *const c_char) -> c_int {
-    if mode.is_null() {
+pub fn fopen_flags(mode: CArg<'_>) -> c_int {
+    let Some(m) = mode.get() else {
         return 0;
-    }
-    // SAFETY: fopen's mode is a C string.
-    let m = unsafe { std::ffi::CStr::from_ptr(mode) }.to_bytes();
+    };
+    let m = m.to_bytes();
     let plus = m.contains(&b'+');
     let mut flags = match m.first() {
         Some(b'w') => libc::O_CREAT | libc::O_TRUNC,
@@ -128,12 +128,8 @@ pub fn fopen_flags(mode: *const c_char) -> c_int {
 /// The open flags of a plain fopen mode (`r`, `w`, `a`, with `+ b x e m`),
 /// which glibc's fopen and fdopen treat alike; `None` for anything else
 /// (`,ccs=`).
-fn plain_fopen_flags(mode: *const c_char) -> Option<c_int> {
-    if mode.is_null() {
-        return None;
-    }
-    // SAFETY: fopen's mode is a C string.
-    let m = unsafe { std::ffi::CStr::from_ptr(mode) }.to_bytes();
+fn plain_fopen_flags(mode: CArg<'_>) -> Option<c_int> {
+    let m = mode.get()?.to_bytes();
     if !matches!(m.first(), Some(b'r' | b'w' | b'a'))
         || !m[1..]
             .iter()
@@ -149,7 +145,7 @@ fn plain_fopen_flags(mode: *const c_char) -> Option<c_int> {
 }
 
 /// A stream on `fd`, just opened by fopen's rules; `fd` is closed on failure.
-fn stream_on(fd: c_int, mode: *const c_char, flags: c_int) -> *mut FILE {
+fn stream_on(fd: c_int, mode: CArg<'_>, flags: c_int) -> *mut FILE {
     if fd < 0 {
         return std::ptr::null_mut();
     }
@@ -160,7 +156,7 @@ fn stream_on(fd: c_int, mode: *const c_char, flags: c_int) -> *mut FILE {
             // fopen starts an append stream at the end; fdopen would not.
             libc::lseek(fd, 0, libc::SEEK_END);
         }
-        let f = libc::fdopen(fd, mode);
+        let f = libc::fdopen(fd, mode.as_ptr());
         if f.is_null() {
             let e = crate::guard::errno();
             libc::close(fd);
@@ -171,7 +167,7 @@ fn stream_on(fd: c_int, mode: *const c_char, flags: c_int) -> *mut FILE {
 }
 
 /// fopen in one `openat2` (see [`crate::guard::open_fast`]) and an `fdopen`.
-fn fopen_fast(path: *const c_char, mode: *const c_char) -> Option<*mut FILE> {
+fn fopen_fast(path: CArg<'_>, mode: CArg<'_>) -> Option<*mut FILE> {
     let flags = plain_fopen_flags(mode)?;
     let fd = crate::guard::open_fast(AT_FDCWD, path, flags, 0o666)?;
     Some(stream_on(fd, mode, flags))
@@ -199,16 +195,15 @@ const OPENDIR_FLAGS: c_int =
 
 /// opendir as glibc does it (`open` with `O_DIRECTORY`, then `fdopendir`),
 /// with the open done by [`crate::guard::open_fast`].
-fn opendir_fast(path: *const c_char) -> Option<*mut libc::DIR> {
+fn opendir_fast(path: CArg<'_>) -> Option<*mut libc::DIR> {
     let fd = crate::guard::open_fast(AT_FDCWD, path, OPENDIR_FLAGS, 0)?;
     Some(dir_on(fd))
 }
 
 /// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
 /// AT_SYMLINK_NOFOLLOW on the entry.
-pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
-    // SAFETY: read only when non-NULL; a C string has at least its NUL.
-    if path.is_null() || (flags & AT_EMPTY_PATH != 0 && unsafe { *path } == 0) {
+pub fn at_follow(flags: c_int, path: CArg<'_>) -> Follow {
+    if path.is_null() || (flags & AT_EMPTY_PATH != 0 && path.is_empty()) {
         Follow::Fd
     } else if flags & AT_SYMLINK_NOFOLLOW != 0 {
         Follow::NoFollow
@@ -218,9 +213,8 @@ pub fn at_follow(flags: c_int, path: *const c_char) -> Follow {
 }
 
 /// linkat's source: not followed unless AT_SYMLINK_FOLLOW.
-pub fn link_follow(flags: c_int, path: *const c_char) -> Follow {
-    // SAFETY: as in `at_follow`.
-    if flags & AT_EMPTY_PATH != 0 && !path.is_null() && unsafe { *path } == 0 {
+pub fn link_follow(flags: c_int, path: CArg<'_>) -> Follow {
+    if flags & AT_EMPTY_PATH != 0 && path.is_empty() {
         Follow::Fd
     } else if flags & AT_SYMLINK_FOLLOW != 0 {
         Follow::Yes
@@ -230,7 +224,7 @@ pub fn link_follow(flags: c_int, path: *const c_char) -> Follow {
 }
 
 /// freopen with a NULL path reopens the stream's own file.
-fn stream_fd(path: *const c_char, stream: *mut FILE) -> c_int {
+fn stream_fd(path: CArg<'_>, stream: *mut FILE) -> c_int {
     if path.is_null() && !stream.is_null() {
         // SAFETY: a FILE the caller handed to freopen.
         unsafe { libc::fileno(stream) }
@@ -239,11 +233,61 @@ fn stream_fd(path: *const c_char, stream: *mut FILE) -> c_int {
     }
 }
 
-fn stream_follow(path: *const c_char, mode: *const c_char) -> Follow {
+fn stream_follow(path: CArg<'_>, mode: CArg<'_>) -> Follow {
     if path.is_null() {
         Follow::Fd
     } else {
         open_follow(fopen_flags(mode))
+    }
+}
+
+/// A hook's argument as the code below the hook's entry sees it: a C string
+/// (`*const c_char`) as a [`CArg`], anything else as it came.
+pub trait HookArg: Copy {
+    /// The typed form.
+    type Typed<'a>: Copy;
+    /// # Safety
+    /// A C string argument must be NULL or a C string valid for the call.
+    unsafe fn typed<'a>(self) -> Self::Typed<'a>;
+}
+
+impl HookArg for *const c_char {
+    type Typed<'a> = CArg<'a>;
+    #[inline]
+    unsafe fn typed<'a>(self) -> Self::Typed<'a> {
+        // SAFETY: the caller's guarantee, passed on.
+        unsafe { CArg::new(self) }
+    }
+}
+
+macro_rules! as_is {
+    ($($t:ty),*) => {$(
+        impl HookArg for $t {
+            type Typed<'a> = $t;
+            #[inline]
+            unsafe fn typed<'a>(self) -> Self::Typed<'a> {
+                self
+            }
+        }
+    )*};
+}
+
+as_is!(
+    i32,
+    u32,
+    i64,
+    u64,
+    usize,
+    *const libc::c_void,
+    *const libc::timespec
+);
+as_is!(*const libc::timeval, *const libc::utimbuf);
+
+impl<T> HookArg for *mut T {
+    type Typed<'a> = *mut T;
+    #[inline]
+    unsafe fn typed<'a>(self) -> Self::Typed<'a> {
+        self
     }
 }
 
@@ -288,8 +332,19 @@ macro_rules! hooks {
     )*) => {
         $(
             $(#[doc = $doc])*
+            ///
+            /// # Safety
+            /// As for the C function: its pointer arguments valid as it
+            /// requires (a C string NUL-terminated, NULL only where it
+            /// accepts NULL).
             #[no_mangle]
             pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+                let raw_args = ($($arg,)*);
+                $(#[allow(unused_variables)] // not every hook reads every one
+                let $arg =
+                    // SAFETY: the caller's argument under the C function's
+                    // contract: a C string is NULL or valid for the call.
+                    unsafe { crate::hooks::HookArg::typed($arg) };)*
                 $(if let Some(r) = $fast {
                     return r;
                 })?
@@ -308,9 +363,15 @@ macro_rules! hooks {
                 // Act on the object checked: through the fds the check
                 // holds, never the caller's string again.
                 $(hooks!(@act vias, $call, $t, $act);)?
-                $(let $vpath = if vias.resolved() { vias[0].abs() } else { $vpath };)?
+                $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
                 crate::guard::keep_errno(
-                    || hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?),
+                    || {
+                        // The real call gets the caller's own arguments.
+                        #[allow(unused_variables)] // a `real` list may leave some out
+                        let ($($arg,)*) = raw_args;
+                        $(let $vpath = via_path;)?
+                        hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+                    },
                     vias,
                 )
             }
@@ -339,8 +400,10 @@ pub fn open_via(v: &Via, flags: c_int, mode: mode_t) -> c_int {
 /// A refused freopen fails as glibc's does when the file cannot be opened:
 /// the original stream is closed (not freed: the caller may still fclose
 /// it), NULL with errno. glibc closes it itself when asked to reopen onto
-/// `""`, which no open accepts.
-fn freopen_refused(mode: *const c_char, stream: *mut FILE) -> *mut FILE {
+/// `""`, which no open accepts. (`mode` as the hook's entry sees it, or as
+/// the real call gets it.)
+fn freopen_refused(mode: impl Into<*const c_char>, stream: *mut FILE) -> *mut FILE {
+    let mode = mode.into();
     let e = crate::guard::errno();
     if !stream.is_null() {
         let r =
@@ -355,10 +418,10 @@ type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -
 
 /// fopen of the checked object: opened through the check's [`Via`], then
 /// `fdopen`; an unusual mode reopens `/proc/self/fd/N` with the real fopen.
-fn fopen_via(v: &Via, mode: *const c_char) -> *mut FILE {
+fn fopen_via(v: &Via, mode: CArg<'_>) -> *mut FILE {
     match plain_fopen_flags(mode) {
         Some(flags) => stream_on(open_via(v, flags, 0o666), mode, flags),
-        None => hooks!(@real "fopen", FopenFn, std::ptr::null_mut(), (v.abs(), mode)),
+        None => hooks!(@real "fopen", FopenFn, std::ptr::null_mut(), (v.abs(), mode.as_ptr())),
     }
 }
 
@@ -572,12 +635,12 @@ hooks! {
     /// The target is only text; the new name is what is created.
     "symlink" as "symlink"
     fn symlink(target: *const c_char, linkpath: *const c_char) -> c_int,
-        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target, t[0].dirfd(), t[0].path())),
+        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target.as_ptr(), t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, linkpath, false];
     "symlinkat" as "symlinkat"
     fn symlinkat(target: *const c_char, newdirfd: c_int, linkpath: *const c_char) -> c_int,
-        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target, t[0].dirfd(), t[0].path())),
+        act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target.as_ptr(), t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, newdirfd, linkpath, false];
     "truncate" as "truncate"
@@ -635,7 +698,7 @@ mod tests {
 
     #[test]
     fn fopen_modes() {
-        let f = |m: &std::ffi::CStr| fopen_flags(m.as_ptr());
+        let f = |m: &std::ffi::CStr| fopen_flags(CArg::of(m));
         assert_eq!(open_access(f(c"r")), READ);
         assert_eq!(open_access(f(c"rb")), READ);
         assert_eq!(open_access(f(c"re")), READ);

@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::Access;
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{at_follow, chk, link_follow, open_access, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
@@ -22,7 +22,7 @@ const WRITE: Option<Access> = Some(Access::Write);
 const META: Option<Access> = None;
 
 /// glibc's `P_tmpdir`: `tmpfile` creates its file there, ignoring TMPDIR.
-const P_TMPDIR: &std::ffi::CStr = c"/tmp";
+const P_TMPDIR: CArg<'static> = CArg::of(c"/tmp");
 
 const FTW_PHYS: c_int = 1;
 const FTS_COMFOLLOW: c_int = 0x1;
@@ -40,9 +40,8 @@ pub fn fd_arg(fd: c_int) -> c_int {
 }
 
 /// readlinkat with an empty path reads the link the dirfd names.
-pub fn entry_or_fd(path: *const c_char) -> Follow {
-    // SAFETY: read only when non-NULL; a C string has at least its NUL.
-    if !path.is_null() && unsafe { *path } == 0 {
+pub fn entry_or_fd(path: CArg<'_>) -> Follow {
+    if path.is_empty() {
         Follow::Fd
     } else {
         Follow::Entry
@@ -52,12 +51,11 @@ pub fn entry_or_fd(path: *const c_char) -> Follow {
 /// A template glibc accepts (`XXXXXX` before the suffix) creates a file: a
 /// write. Any other is refused by glibc with EINVAL before it touches the
 /// filesystem, so it is let through (as metadata) to get that errno.
-fn temp_access(template: *const c_char, suffixlen: c_int) -> Option<Access> {
-    if template.is_null() || suffixlen < 0 {
+fn temp_access(template: CArg<'_>, suffixlen: c_int) -> Option<Access> {
+    let Some(t) = (suffixlen >= 0).then(|| template.get()).flatten() else {
         return META;
-    }
-    // SAFETY: a template is a C string.
-    let t = unsafe { std::ffi::CStr::from_ptr(template) }.to_bytes();
+    };
+    let t = t.to_bytes();
     let end = t.len().checked_sub(suffixlen as usize);
     match end.and_then(|e| Some(&t[e.checked_sub(6)?..e])) {
         Some(b"XXXXXX") => WRITE,
@@ -93,50 +91,50 @@ hooks! {
     /// The template's directory must be writable; the name is the template
     /// as given (its XXXXXX not yet replaced).
     "mkstemp" as "mkstemp"
-    fn mkstemp(template: *mut c_char) -> c_int,
+    fn mkstemp(template: *const c_char) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkstemp64" as "mkstemp"
-    fn mkstemp64(template: *mut c_char) -> c_int,
+    fn mkstemp64(template: *const c_char) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkostemp" as "mkostemp"
-    fn mkostemp(template: *mut c_char, flags: c_int) -> c_int,
+    fn mkostemp(template: *const c_char, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkostemp64" as "mkostemp"
-    fn mkostemp64(template: *mut c_char, flags: c_int) -> c_int,
+    fn mkostemp64(template: *const c_char, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     "mkstemps" as "mkstemps"
-    fn mkstemps(template: *mut c_char, suffixlen: c_int) -> c_int,
+    fn mkstemps(template: *const c_char, suffixlen: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkstemps64" as "mkstemps"
-    fn mkstemps64(template: *mut c_char, suffixlen: c_int) -> c_int,
+    fn mkstemps64(template: *const c_char, suffixlen: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkostemps" as "mkostemps"
-    fn mkostemps(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
+    fn mkostemps(template: *const c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkostemps64" as "mkostemps"
-    fn mkostemps64(template: *mut c_char, suffixlen: c_int, flags: c_int) -> c_int,
+    fn mkostemps64(template: *const c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
     "mkdtemp" as "mkdtemp"
-    fn mkdtemp(template: *mut c_char) -> *mut c_char,
+    fn mkdtemp(template: *const c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
     /// Checked as the `O_TMPFILE` open of `P_tmpdir` glibc makes.
     "tmpfile" as "tmpfile"
     fn tmpfile() -> *mut FILE,
         fail std::ptr::null_mut(),
-        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR.as_ptr(), false];
+        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR, false];
     "tmpfile64" as "tmpfile"
     fn tmpfile64() -> *mut FILE,
         fail std::ptr::null_mut(),
-        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR.as_ptr(), false];
+        check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR, false];
 
     // Directory walkers: glibc lists the start directory with its internal
     // opendir. The walk below it is not seen (docs/limits.md).
@@ -249,27 +247,27 @@ hooks! {
     "fsetxattr" as "fsetxattr"
     fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fremovexattr" as "fremovexattr"
     fn fremovexattr(fd: c_int, name: *const c_char) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchmod" as "fchmod"
     fn fchmod(fd: c_int, mode: mode_t) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchown" as "fchown"
     fn fchown(fd: c_int, owner: uid_t, group: gid_t) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "futimens" as "futimens"
     fn futimens(fd: c_int, times: *const libc::timespec) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "futimes" as "futimes"
     fn futimes(fd: c_int, times: *const libc::timeval) -> c_int,
         fail -1,
-        check [WRITE, Follow::Fd, fd_arg(fd), std::ptr::null(), false];
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
 
     // File handles: a handle names a file without its path.
     "name_to_handle_at" as "name_to_handle_at"
@@ -426,8 +424,9 @@ struct ShmPath([u8; 10 + 256 + 64]);
 
 impl ShmPath {
     /// `/dev/shm/NAME`, for the policy.
-    fn as_ptr(&self) -> *const c_char {
-        self.0.as_ptr().cast()
+    fn path(&self) -> CArg<'_> {
+        // The buffer is zeroed and written short of its end: always found.
+        CArg::of(std::ffi::CStr::from_bytes_until_nul(&self.0).unwrap_or(c""))
     }
 
     /// `/NAME`, for the real shm_open.
@@ -442,18 +441,15 @@ impl ShmPath {
 
     /// True when something exists under this name (any owner).
     fn exists(&self) -> bool {
-        // SAFETY: the buffer is NUL-terminated.
-        let p = unsafe { std::ffi::CStr::from_ptr(self.as_ptr()) };
+        let Some(p) = self.path().get() else {
+            return false;
+        };
         rustix::fs::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 }
 
-fn shm_path(name: *const c_char) -> Option<ShmPath> {
-    if name.is_null() {
-        return None;
-    }
-    // SAFETY: shm_open's name is a C string.
-    let n = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
+fn shm_path(name: CArg<'_>) -> Option<ShmPath> {
+    let n = name.get()?.to_bytes();
     let start = n.iter().position(|&b| b != b'/').unwrap_or(n.len());
     let n = &n[start..];
     if n.is_empty() || n.len() > 255 || n.contains(&b'/') {
@@ -497,7 +493,7 @@ fn check1(
     access: Option<Access>,
     follow: Follow,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
 ) -> Result<(), c_int> {
     guard::check(
         call,
@@ -516,15 +512,20 @@ fn check1(
 /// own namespace; an object of that name outside it (another process's) is
 /// then decided on by the policy under its real name, and refused with a
 /// trace line unless a rule allows it.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int {
     type ShmOpen = unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int;
-    let Some(p) = shm_path(name) else {
+    // SAFETY: shm_open's name is NULL or a C string (its contract).
+    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
         return hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode));
     };
     let access = open_access(oflag);
     if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, m.as_ptr()) {
+        if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, m.path()) {
             set_errno(e);
             return -1;
         }
@@ -533,21 +534,27 @@ pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_
             return fd;
         }
     }
-    if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, p.as_ptr()) {
+    if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, p.path()) {
         set_errno(e);
         return -1;
     }
     hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode))
 }
 
+/// shm_unlink(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
     type ShmUnlink = unsafe extern "C" fn(*const c_char) -> c_int;
-    let Some(p) = shm_path(name) else {
+    // SAFETY: shm_unlink's name is NULL or a C string (its contract).
+    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
         return hooks!(@real "shm_unlink", ShmUnlink, -1, (name));
     };
     if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, m.as_ptr()) {
+        if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, m.path()) {
             set_errno(e);
             return -1;
         }
@@ -556,7 +563,7 @@ pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
             return r;
         }
     }
-    if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, p.as_ptr()) {
+    if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, p.path()) {
         set_errno(e);
         return -1;
     }
@@ -609,6 +616,9 @@ type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) ->
 /// `fts_errno` set; a hidden one (`hide_outside`) as `FTS_NS`/`ENOENT`,
 /// like a missing one. The stream itself is returned, as glibc does: a
 /// caller that does not check for NULL must not crash.
+///
+/// # Safety
+/// `argv` a NULL-terminated array of C strings, as fts_open(3) requires.
 unsafe fn fts_open_checked(
     real: Option<FtsOpenFn>,
     argv: *const *mut c_char,
@@ -634,8 +644,8 @@ unsafe fn fts_open_checked(
         while !p.is_null() {
             let e = &mut *p;
             if e.info != FTS_NS {
-                if let Err(err) = check1("fts_open", READ, fts_follow(options), AT_FDCWD, e.accpath)
-                {
+                let accpath = CArg::new(e.accpath);
+                if let Err(err) = check1("fts_open", READ, fts_follow(options), AT_FDCWD, accpath) {
                     if err == libc::ENOENT {
                         e.info = FTS_NS;
                         if !e.statp.is_null() {
@@ -656,6 +666,11 @@ unsafe fn fts_open_checked(
     fts
 }
 
+/// fts_open(3), with each start path checked (see `fts_open_checked`).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fts_open(
     argv: *const *mut c_char,
@@ -667,6 +682,11 @@ pub unsafe extern "C" fn fts_open(
     unsafe { fts_open_checked(real, argv, options, compar) }
 }
 
+/// fts64_open(3), as `fts_open`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn fts64_open(
     argv: *const *mut c_char,
@@ -694,7 +714,9 @@ pub struct GlobT {
 
 /// glob's directory opener: each directory the pattern reads is checked.
 unsafe extern "C" fn glob_opendir(path: *const c_char) -> *mut c_void {
-    if let Err(e) = check1("glob", READ, Follow::Yes, AT_FDCWD, path) {
+    // SAFETY: glob passes a directory name, a C string.
+    let arg = unsafe { CArg::new(path) };
+    if let Err(e) = check1("glob", READ, Follow::Yes, AT_FDCWD, arg) {
         set_errno(e);
         return std::ptr::null_mut();
     }
@@ -727,6 +749,10 @@ type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT
 /// glob reads directories with its internal opendir; unless the caller
 /// brought its own (GLOB_ALTDIRFUNC), it is handed ours, which checks each
 /// directory. A refused one fails like an unreadable one (errfunc, GLOB_ERR).
+///
+/// # Safety
+/// The arguments as glob(3) requires them (`pattern` a C string, `pglob`
+/// a `glob_t`).
 unsafe fn glob_checked(
     real: Option<GlobFn>,
     pattern: *const c_char,
@@ -763,6 +789,11 @@ unsafe fn glob_checked(
     }
 }
 
+/// glob(3), with each directory it reads checked.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn glob(
     pattern: *const c_char,
@@ -775,6 +806,11 @@ pub unsafe extern "C" fn glob(
     unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
 }
 
+/// glob64(3), as `glob`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[cfg(target_pointer_width = "64")]
 #[no_mangle]
 pub unsafe extern "C" fn glob64(
@@ -799,7 +835,7 @@ pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
         open_access(flags),
         Follow::Fd,
         fd,
-        std::ptr::null(),
+        CArg::NULL,
     ) {
         Ok(()) => Ok(fd),
         Err(e) => {
@@ -810,6 +846,11 @@ pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
     }
 }
 
+/// open_by_handle_at(2): the opened object is checked.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn open_by_handle_at(
     mount_fd: c_int,
@@ -826,25 +867,36 @@ pub unsafe extern "C" fn open_by_handle_at(
     }
 }
 
+/// The bytes of a socket address that `bind` may read as a `sockaddr_un`
+/// (none for NULL).
+///
+/// # Safety
+/// `addr` must be NULL or point to `len` readable bytes.
+pub unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
+    if addr.is_null() {
+        return &[];
+    }
+    let n = (len as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+    // SAFETY: n <= len bytes at addr, readable by the caller's guarantee.
+    unsafe { std::slice::from_raw_parts(addr.cast::<u8>(), n) }
+}
+
 /// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
-/// `None` for other families, abstract and unnamed sockets.
-pub fn unix_path(addr: *const libc::sockaddr, len: libc::socklen_t, buf: &mut [u8; 110]) -> bool {
+/// `None` for other families, abstract and unnamed sockets. `addr`: the
+/// address's bytes (see [`addr_bytes`]).
+pub fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
     let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
-    let len = len as usize;
-    if addr.is_null() || len <= off {
+    let len = addr.len();
+    if len <= off {
         return false;
     }
-    // SAFETY: the caller passed at least `len` > 2 bytes at addr.
-    let (family, first) = unsafe {
-        let a = addr.cast::<libc::sockaddr_un>();
-        ((*a).sun_family, *addr.cast::<u8>().add(off))
-    };
+    let family = libc::sa_family_t::from_ne_bytes([addr[0], addr[1]]);
+    let first = addr[off];
     if c_int::from(family) != libc::AF_UNIX || first == 0 {
         return false;
     }
     let n = (len - off).min(108);
-    // SAFETY: n bytes of sun_path lie within the caller's `len` bytes.
-    let src = unsafe { std::slice::from_raw_parts(addr.cast::<u8>().add(off), n) };
+    let src = &addr[off..off + n];
     let n = src.iter().position(|&b| b == 0).unwrap_or(n);
     buf[..n].copy_from_slice(&src[..n]);
     buf[n] = 0;
@@ -852,21 +904,30 @@ pub fn unix_path(addr: *const libc::sockaddr, len: libc::socklen_t, buf: &mut [u
 }
 
 /// bind on an AF_UNIX path creates a socket file there: a write.
-pub fn check_bind(addr: *const libc::sockaddr, len: libc::socklen_t) -> Result<(), c_int> {
+pub fn check_bind(addr: &[u8]) -> Result<(), c_int> {
     let mut buf = [0u8; 110];
-    if !unix_path(addr, len, &mut buf) {
+    if !unix_path(addr, &mut buf) {
         return Ok(());
     }
-    check1("bind", WRITE, Follow::Entry, AT_FDCWD, buf.as_ptr().cast())
+    let Ok(path) = std::ffi::CStr::from_bytes_until_nul(&buf) else {
+        return Ok(());
+    };
+    check1("bind", WRITE, Follow::Entry, AT_FDCWD, CArg::of(path))
 }
 
+/// bind(2): an AF_UNIX path is checked as a write.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
 #[no_mangle]
 pub unsafe extern "C" fn bind(
     fd: c_int,
     addr: *const libc::sockaddr,
     len: libc::socklen_t,
 ) -> c_int {
-    if let Err(e) = check_bind(addr, len) {
+    // SAFETY: bind's contract: `len` readable bytes at `addr`.
+    if let Err(e) = check_bind(unsafe { addr_bytes(addr, len) }) {
         set_errno(e);
         return -1;
     }
@@ -936,18 +997,18 @@ mod tests {
 
     #[test]
     fn temp_templates() {
-        assert_eq!(temp_access(c"d/tXXXXXX".as_ptr(), 0), WRITE);
-        assert_eq!(temp_access(c"XXXXXX.s".as_ptr(), 2), WRITE);
-        assert_eq!(temp_access(c"d/tXXXXX".as_ptr(), 0), META);
-        assert_eq!(temp_access(c"tXXXXXX.s".as_ptr(), 0), META);
-        assert_eq!(temp_access(c".s".as_ptr(), 2), META);
-        assert_eq!(temp_access(c"XXXXXX".as_ptr(), 7), META);
+        assert_eq!(temp_access(CArg::of(c"d/tXXXXXX"), 0), WRITE);
+        assert_eq!(temp_access(CArg::of(c"XXXXXX.s"), 2), WRITE);
+        assert_eq!(temp_access(CArg::of(c"d/tXXXXX"), 0), META);
+        assert_eq!(temp_access(CArg::of(c"tXXXXXX.s"), 0), META);
+        assert_eq!(temp_access(CArg::of(c".s"), 2), META);
+        assert_eq!(temp_access(CArg::of(c"XXXXXX"), 7), META);
     }
 
     #[test]
     fn shm_names() {
         let s = |n: &std::ffi::CStr| {
-            let p = shm_path(n.as_ptr())?;
+            let p = shm_path(CArg::of(n))?;
             let end = p.0.iter().position(|&b| b == 0).unwrap();
             Some(String::from_utf8(p.0[..end].to_vec()).unwrap())
         };
@@ -961,6 +1022,7 @@ mod tests {
 
     #[test]
     fn unix_paths() {
+        // SAFETY: an all-zero sockaddr_un is a valid value.
         let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
         a.sun_family = libc::AF_UNIX as libc::sa_family_t;
         for (i, b) in b"/tmp/s".iter().enumerate() {
@@ -969,6 +1031,8 @@ mod tests {
         let p = (&a as *const libc::sockaddr_un).cast();
         let full = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
         let mut buf = [0u8; 110];
+        // SAFETY: `len` bytes of a live sockaddr_un.
+        let unix_path = |p, len, buf: &mut _| unix_path(unsafe { addr_bytes(p, len) }, buf);
         assert!(unix_path(p, full, &mut buf));
         assert_eq!(&buf[..7], b"/tmp/s\0");
         // Length that cuts the name, without a NUL.

@@ -8,6 +8,7 @@
 //! ([`trace`]). The policy is read once, in the constructor ([`guard`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod real;
 mod reserve;
@@ -31,7 +32,7 @@ mod docs;
 #[cfg(not(test))]
 #[used]
 #[link_section = ".init_array"]
-static INIT: extern "C" fn(
+static INIT: unsafe extern "C" fn(
     std::ffi::c_int,
     *const *const std::ffi::c_char,
     *const *const std::ffi::c_char,

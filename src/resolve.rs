@@ -194,18 +194,14 @@ fn dir<'a>(dirfd: i32) -> Result<BorrowedFd<'a>, Errno> {
 
 /// Resolves `path` relative to `dirfd` into `out`, for a decision alone
 /// (see [`locate`] for calls that then act).
-///
-/// # Safety
-/// `path` must be NULL or point to a NUL-terminated string.
-pub unsafe fn resolve(
+pub fn resolve(
     dirfd: i32,
-    path: *const libc::c_char,
+    path: Option<&CStr>,
     follow: Follow,
     out: &mut PathBuf,
 ) -> Result<(), Unresolved> {
-    let mut via = Via::caller(dirfd, path);
-    // SAFETY: the caller's guarantee, passed on.
-    unsafe { locate(dirfd, path, follow, out, &mut via) }
+    let mut via = Via::caller(dirfd, path.map_or(std::ptr::null(), CStr::as_ptr));
+    locate(dirfd, path, follow, out, &mut via)
 }
 
 /// Resolves `path` relative to `dirfd` into `out`, and records in `via` how
@@ -218,29 +214,24 @@ pub unsafe fn resolve(
 /// `openat2(RESOLVE_NO_SYMLINKS)` (relative to the caller's dirfd with
 /// `RESOLVE_BENEATH`: the path read for the dirfd only names it); any other is
 /// opened the kernel's way and named by `/proc/self/fd`.
-///
-/// # Safety
-/// `path` must be NULL or point to a NUL-terminated string.
-pub unsafe fn locate(
+pub fn locate(
     dirfd: i32,
-    path: *const libc::c_char,
+    path: Option<&CStr>,
     follow: Follow,
     out: &mut PathBuf,
     via: &mut Via,
 ) -> Result<(), Unresolved> {
-    if path.is_null() {
+    let Some(path) = path else {
         // utimensat(fd, NULL, …) acts on fd; with AT_FDCWD the kernel says EFAULT.
         if dirfd == libc::AT_FDCWD || follow != Follow::Fd {
             return Err(Unresolved::Kernel(Errno::FAULT));
         }
         return fd_path(dirfd, out);
-    }
+    };
     if follow == Follow::Fd {
         // The call acts on the caller's fd itself.
         return fd_path(dirfd, out);
     }
-    // SAFETY: the caller guarantees a NUL-terminated string.
-    let path = unsafe { CStr::from_ptr(path) };
     let bytes = path.to_bytes();
     if bytes.is_empty() {
         return Err(Unresolved::Kernel(Errno::NOENT));

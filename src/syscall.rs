@@ -8,9 +8,9 @@ use std::ffi::{c_char, c_int, c_long, c_uint};
 use fsguard_policy::Access;
 use libc::AT_FDCWD;
 
-use crate::guard::{self, set_errno, Target};
+use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{at_follow, link_follow, open_access, open_follow, CheckInfo, HookInfo};
-use crate::hooks_more::{check_bind, checked_handle_fd, entry_or_fd, fd_arg};
+use crate::hooks_more::{addr_bytes, check_bind, checked_handle_fd, entry_or_fd, fd_arg};
 use crate::resolve::Follow;
 
 const WRITE: Option<Access> = Some(Access::Write);
@@ -20,12 +20,28 @@ const META: Option<Access> = None;
 /// every architecture (the unified table).
 const SYS_FCHMODAT2: c_long = 452;
 
-fn p(a: c_long) -> *const c_char {
-    a as *const c_char
+/// A system call's argument, as the caller passed it to `syscall(2)`.
+#[derive(Clone, Copy)]
+struct Arg(c_long);
+
+impl Arg {
+    /// # Safety
+    /// Where the system call reads this argument as a path, it must be NULL
+    /// or a C string valid for the call.
+    unsafe fn new(a: c_long) -> Arg {
+        Arg(a)
+    }
 }
 
-fn i(a: c_long) -> c_int {
-    a as c_int
+/// The argument as a path (only where the system call reads it as one).
+fn p(a: Arg) -> CArg<'static> {
+    // SAFETY: `Arg::new`'s contract; the table reads as paths only the
+    // arguments its system call reads as paths.
+    unsafe { CArg::new(a.0 as *const c_char) }
+}
+
+fn i(a: Arg) -> c_int {
+    a.0 as c_int
 }
 
 /// Declares the checked system calls: one match arm each, and a row of
@@ -38,7 +54,7 @@ macro_rules! syscalls {
     )*) => {
         /// `None` for a system call that names no path; else the verdict,
         /// with how the call reaches the objects checked.
-        fn $name($nr: c_long, $($a: c_long),*) -> Option<Result<guard::Vias, c_int>> {
+        fn $name($nr: c_long, $($a: Arg),*) -> Option<Result<guard::Vias, c_int>> {
             $(let _ = $a;)*
             match $nr {
                 $(
@@ -106,7 +122,7 @@ syscalls! {
                                     WRITE, Follow::Entry, i(c), p(d), false];
     SYS_renameat2 as "renameat2" => [WRITE, Follow::Entry, i(a), p(b), true;
                                       WRITE, Follow::Entry, i(c), p(d),
-                                      (e as c_uint) & libc::RENAME_EXCHANGE != 0];
+                                      (i(e) as c_uint) & libc::RENAME_EXCHANGE != 0];
     #[cfg(target_arch = "x86_64")]
     SYS_mkdir as "mkdir" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
     SYS_mkdirat as "mkdirat" => [WRITE, Follow::Entry, i(a), p(b), false];
@@ -123,13 +139,13 @@ syscalls! {
     // The system call has no flags argument: it always follows.
     SYS_fchmodat as "fchmodat" => [WRITE, Follow::Yes, i(a), p(b), false];
     SYS_FCHMODAT2 as "fchmodat" => [WRITE, at_follow(i(d), p(b)), i(a), p(b), false];
-    SYS_fchmod as "fchmod" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_fchmod as "fchmod" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
     #[cfg(target_arch = "x86_64")]
     SYS_chown as "chown" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
     SYS_lchown as "lchown" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
     SYS_fchownat as "fchownat" => [WRITE, at_follow(i(e), p(b)), i(a), p(b), false];
-    SYS_fchown as "fchown" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_fchown as "fchown" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
     SYS_truncate as "truncate" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
     SYS_utime as "utime" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
@@ -143,10 +159,10 @@ syscalls! {
     SYS_mknodat as "mknodat" => [WRITE, Follow::Entry, i(a), p(b), false];
     SYS_setxattr as "setxattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     SYS_lsetxattr as "lsetxattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_fsetxattr as "fsetxattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_fsetxattr as "fsetxattr" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
     SYS_removexattr as "removexattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
     SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), std::ptr::null(), false];
+    SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
     #[cfg(target_arch = "x86_64")]
     SYS_stat as "stat" => [META, Follow::Yes, AT_FDCWD, p(a), false];
     #[cfg(target_arch = "x86_64")]
@@ -226,7 +242,9 @@ type Argv = *const *const c_char;
 
 type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
 
-fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
+/// # Safety
+/// The caller's system call arguments, valid for system call `nr`.
+unsafe fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
     match crate::real::real!("syscall", SyscallFn) {
         // SAFETY: the real syscall with the caller's arguments.
         Some(f) => unsafe { f(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
@@ -238,8 +256,12 @@ fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
 }
 
 /// Called by the variadic `syscall` in shim/shim.c.
+///
+/// # Safety
+/// The arguments must be valid for system call `nr` (a path NULL or a C
+/// string, a buffer of the size given), as for `syscall(2)` itself.
 #[no_mangle]
-pub extern "C" fn fsguard_syscall(
+pub unsafe extern "C" fn fsguard_syscall(
     nr: c_long,
     a: c_long,
     b: c_long,
@@ -257,16 +279,22 @@ pub extern "C" fn fsguard_syscall(
         // environment; they call libc's execve, the same system call.
         libc::SYS_execve => {
             // SAFETY: the caller's execve arguments.
-            return unsafe { crate::exec::execve(p(a), b as Argv, c as Argv) }.into();
+            return unsafe { crate::exec::execve(a as *const c_char, b as Argv, c as Argv) }.into();
         }
         libc::SYS_execveat => {
+            let (dirfd, path, flags) = (a as c_int, b as *const c_char, e as c_int);
             // SAFETY: the caller's execveat arguments.
-            return unsafe { crate::exec::execveat(i(a), p(b), c as Argv, d as Argv, i(e)) }.into();
+            return unsafe { crate::exec::execveat(dirfd, path, c as Argv, d as Argv, flags) }
+                .into();
         }
-        libc::SYS_bind => check_bind(a as *const libc::sockaddr, b as libc::socklen_t),
+        libc::SYS_bind => {
+            // SAFETY: bind's address: `b` readable bytes at `a`.
+            check_bind(unsafe { addr_bytes(a as *const libc::sockaddr, b as libc::socklen_t) })
+        }
         libc::SYS_open_by_handle_at => {
-            let fd = real_syscall(nr, args);
-            return match checked_handle_fd(fd as c_int, i(c)) {
+            // SAFETY: the caller's arguments.
+            let fd = unsafe { real_syscall(nr, args) };
+            return match checked_handle_fd(fd as c_int, c as c_int) {
                 Ok(_) => fd,
                 Err(e) => {
                     set_errno(e);
@@ -274,14 +302,22 @@ pub extern "C" fn fsguard_syscall(
                 }
             };
         }
-        _ => match check_syscall(nr, a, b, c, d, e, f) {
-            None => Ok(()),
-            Some(Ok(vias)) => return act(nr, args, &vias),
-            Some(Err(e)) => Err(e),
-        },
+        _ => {
+            // SAFETY: this function's contract: each argument the system
+            // call reads as a path is NULL or a C string.
+            let [a, b, c, d, e, f] = unsafe { args.map(|x| Arg::new(x)) };
+            match check_syscall(nr, a, b, c, d, e, f) {
+                None => Ok(()),
+                // SAFETY: the caller's arguments, paths replaced by the
+                // checked objects' names.
+                Some(Ok(vias)) => return unsafe { act(nr, args, &vias) },
+                Some(Err(e)) => Err(e),
+            }
+        }
     };
     match verdict {
-        Ok(()) => real_syscall(nr, args),
+        // SAFETY: the caller's arguments.
+        Ok(()) => unsafe { real_syscall(nr, args) },
         Err(e) => {
             set_errno(e);
             -1
@@ -292,7 +328,10 @@ pub extern "C" fn fsguard_syscall(
 /// Makes a checked path system call act on the objects checked: each path
 /// argument replaced by the name of the fd the check holds
 /// (`/proc/self/fd/N[/name]`, absolute, so the dirfd argument is ignored).
-fn act(nr: c_long, mut args: [c_long; 6], vias: &guard::Vias) -> c_long {
+///
+/// # Safety
+/// As [`real_syscall`].
+unsafe fn act(nr: c_long, mut args: [c_long; 6], vias: &guard::Vias) -> c_long {
     if vias.resolved() {
         for k in 0..2 {
             let v = &vias[k];
@@ -304,7 +343,9 @@ fn act(nr: c_long, mut args: [c_long; 6], vias: &guard::Vias) -> c_long {
             }
         }
     }
-    let r = real_syscall(nr, args);
+    // SAFETY: the caller's arguments; a path replaced by a C string held
+    // in `vias`, alive until after the call.
+    let r = unsafe { real_syscall(nr, args) };
     let e = guard::errno();
     let _ = vias;
     guard::set_errno(e);
