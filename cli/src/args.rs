@@ -482,9 +482,14 @@ fn message(e: &clap::Error) -> String {
         return format!("no command given\n\n{text}");
     }
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
-    // `--log <stderr|off|FILE>` -> `--log`.
+    // `--log <stderr|off|FILE>` -> `--log`; `<SHELL>` -> `SHELL`.
     let arg = match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(a)) => a.split([' ', '[']).next().unwrap_or(a).to_string(),
+        Some(ContextValue::String(a)) => a
+            .split([' ', '['])
+            .next()
+            .unwrap_or(a)
+            .trim_matches(['<', '>'])
+            .to_string(),
         _ => String::new(),
     };
     let value = match e.get(ContextKind::InvalidValue) {
@@ -498,7 +503,7 @@ fn message(e: &clap::Error) -> String {
             None => first.to_string(),
         },
         (ErrorKind::InvalidValue, Some(""), _) => format!("{arg} needs a value"),
-        (ErrorKind::InvalidValue, Some(v), _) if arg == "<ACCESS>" => {
+        (ErrorKind::InvalidValue, Some(v), _) if arg == "ACCESS" => {
             format!("explain: access must be read, write or exec, not {v:?}")
         }
         (ErrorKind::InvalidValue, Some(v), Some(ContextValue::Strings(valid))) => {
