@@ -153,7 +153,7 @@ enum Sub {
         #[arg(value_name = "NAME")]
         name: OsString,
         /// Where the wrapper is (default ~/.local/bin)
-        #[arg(long, value_name = "DIR", value_parser = dir_value)]
+        #[arg(long, value_name = "DIR", value_parser = dir_value, allow_hyphen_values = true)]
         dir: Option<PathBuf>,
     },
     /// A policy that allows what a run did
@@ -173,12 +173,13 @@ enum Sub {
     },
 }
 
-/// The policy options of `run`, `check`, `explain` and `wrap`.
+/// The policy options of `run`, `check`, `explain` and `wrap`. An option's
+/// value may start with `-` (`--deny-read -x`, `--report -`), as before clap.
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Policy options")]
 struct PolicyArgs {
     /// TOML policy file
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
     config: Option<PathBuf>,
     /// Do not look for .fsguard.toml (by default, with no policy option,
     /// run/check/explain use the nearest one from the working directory up
@@ -195,25 +196,25 @@ struct PolicyArgs {
     )]
     readonly: Vec<String>,
     /// Confine reads and writes to DIR
-    #[arg(long, value_name = "DIR", action = ArgAction::Append)]
+    #[arg(long, value_name = "DIR", action = ArgAction::Append, allow_hyphen_values = true)]
     root: Vec<String>,
     /// Allow reading P (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     allow_read: Vec<String>,
     /// Deny reading P (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     deny_read: Vec<String>,
     /// Deny reading P, whatever allows it (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     deny_read_always: Vec<String>,
     /// Allow writing P (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     allow_write: Vec<String>,
     /// Deny writing P (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     deny_write: Vec<String>,
     /// Deny writing P, whatever allows it (repeatable)
-    #[arg(long, value_name = "P", action = ArgAction::Append)]
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     deny_write_always: Vec<String>,
     /// Log what would be blocked instead of blocking it; `run` still refuses
     /// writes outside the root (Landlock)
@@ -223,13 +224,13 @@ struct PolicyArgs {
     #[arg(long)]
     no_secrets: bool,
     /// Where trace lines go: stderr, off or a file
-    #[arg(long, value_name = "stderr|off|FILE")]
+    #[arg(long, value_name = "stderr|off|FILE", allow_hyphen_values = true)]
     log: Option<String>,
     /// Trace format
-    #[arg(long, value_name = "FORMAT", value_parser = ["text", "json"])]
+    #[arg(long, value_name = "FORMAT", value_parser = ["text", "json"], allow_hyphen_values = true)]
     log_format: Option<String>,
     /// Exec of a static program the library cannot follow
-    #[arg(long, value_name = "WHAT", value_parser = ["warn", "deny", "allow"])]
+    #[arg(long, value_name = "WHAT", value_parser = ["warn", "deny", "allow"], allow_hyphen_values = true)]
     unguarded_exec: Option<String>,
 }
 
@@ -252,7 +253,7 @@ struct RunArgs {
     no_landlock: bool,
     /// SIGTERM after DURATION (10, 2.5s, 3m, 1h, 1d), SIGKILL after a grace
     /// period; exit 124
-    #[arg(long, value_name = "DURATION", value_parser = timeout_value)]
+    #[arg(long, value_name = "DURATION", value_parser = timeout_value, allow_hyphen_values = true)]
     timeout: Option<f64>,
     /// Keep the command's private TMPDIR
     #[arg(long)]
@@ -271,7 +272,7 @@ struct RunArgs {
     fail_on_block: Option<Option<u8>>,
     /// At exit, a table of refused accesses by rule and directory (-:
     /// standard error, instead of the summary)
-    #[arg(long, value_name = "FILE|-")]
+    #[arg(long, value_name = "FILE|-", allow_hyphen_values = true)]
     report: Option<String>,
 }
 
@@ -280,7 +281,7 @@ struct RunArgs {
 #[command(next_help_heading = "Wrap options")]
 struct WrapArgs {
     /// Where to write the wrapper (default ~/.local/bin)
-    #[arg(long, value_name = "DIR", value_parser = dir_value)]
+    #[arg(long, value_name = "DIR", value_parser = dir_value, allow_hyphen_values = true)]
     dir: Option<PathBuf>,
     /// Replace an existing file
     #[arg(short, long)]
@@ -292,25 +293,25 @@ struct WrapArgs {
 struct SuggestArgs {
     /// The workspace (default: the current directory); the audit run must
     /// have used the same --root
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     root: Option<String>,
     /// No rule deeper than N components below its anchor (home, a temp dir,
     /// a cache, /)
-    #[arg(long, value_name = "N", value_parser = depth_value, conflicts_with = "exact")]
+    #[arg(long, value_name = "N", value_parser = depth_value, conflicts_with = "exact", allow_hyphen_values = true)]
     max_depth: Option<usize>,
     /// No generalisation: one rule per path
     #[arg(long)]
     exact: bool,
     /// Add to the policy in FILE (its comments are kept); its rules count as
     /// allowed already
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     merge: Option<PathBuf>,
     /// With -- CMD, passed on to `fsguard run`: the library alone guards, so
     /// writes outside the workspace go ahead and are learnt in one run
     #[arg(long)]
     no_landlock: bool,
     /// With -- CMD, passed on to `fsguard run`
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     timeout: Option<String>,
     /// JSON trace lines of a run (`--log-format json`)
     #[arg(value_name = "LOG.jsonl")]
@@ -782,6 +783,10 @@ mod tests {
         let e = cli(&["run", "--bogus"]).err().unwrap();
         assert!(e.starts_with("unknown option --bogus\n"), "{e}");
         assert!(cli(&["run", "--root"]).is_err());
+        // A value may start with `-`.
+        let c = cli(&["run", "--deny-read", "-x", "--report", "-", "true"]).unwrap();
+        assert!(matches!(&c.flags[..], [Flag::Rule(_, _, p)] if p == "-x"));
+        assert_eq!(c.run.report.as_deref(), Some("-"));
     }
 
     #[test]
