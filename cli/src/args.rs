@@ -322,6 +322,7 @@ struct SuggestArgs {
 }
 
 /// Parsed command line of `run`, `check`, `explain`, `lib-path` and `wrap`.
+#[derive(Default)]
 pub struct Cli {
     pub command: String,
     pub config: Option<PathBuf>,
@@ -407,10 +408,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         config: policy.config.clone(),
         no_config: policy.no_config,
         flags: policy.flags(sub),
-        rest: Vec::new(),
-        run: RunOptions::default(),
-        wrap: WrapOptions::default(),
-        json: false,
+        ..Cli::default()
     };
     Ok(match line.command {
         Sub::Run { policy, run, cmd } => Invocation::Policy(Cli {
@@ -431,13 +429,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         }),
         Sub::LibPath => Invocation::Policy(Cli {
             command: "lib-path".into(),
-            config: None,
-            no_config: false,
-            flags: Vec::new(),
-            rest: Vec::new(),
-            run: RunOptions::default(),
-            wrap: WrapOptions::default(),
-            json: false,
+            ..Cli::default()
         }),
         Sub::Wrap {
             name,
