@@ -56,12 +56,18 @@ fn main() {
         .arg("--manifest-path")
         .arg(ws.join("Cargo.toml"));
     // What cargo set for this script describes this package, not the
-    // library's: the nested cargo sets its own. The compiler (RUSTC,
-    // wrappers), flags (CARGO_ENCODED_RUSTFLAGS), the jobserver and the
-    // network settings are kept.
-    for (k, _) in std::env::vars_os() {
+    // library's: the nested cargo sets its own. The compiler (RUSTC, a
+    // caching RUSTC_WRAPPER), flags (CARGO_ENCODED_RUSTFLAGS), the jobserver
+    // and the network settings are kept. A lint tool's wrapper is not: under
+    // `cargo clippy` the library is built to be embedded, not linted, and its
+    // lints must not fail the CLI's build.
+    for (k, v) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
-        if k.starts_with("CARGO_FEATURE_")
+        let lint_wrapper = k == "RUSTC_WORKSPACE_WRAPPER"
+            || k.starts_with("CLIPPY_")
+            || (k == "RUSTC_WRAPPER" && v.to_string_lossy().contains("clippy"));
+        if lint_wrapper
+            || k.starts_with("CARGO_FEATURE_")
             || k.starts_with("CARGO_CFG_")
             || k.starts_with("CARGO_PKG_")
             || k.starts_with("CARGO_MANIFEST_")

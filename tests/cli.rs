@@ -528,3 +528,65 @@ fn runtime_probes_are_readable_under_a_root() {
     assert_no_blocked(&o);
     assert_eq!(o.stdout, b.stdout, "{}", o.describe());
 }
+
+/// clap's conventions: `--version`, per-command help on stdout with exit 0,
+/// and completion scripts that know the options; a usage error is still
+/// fsguard's own failure, 125, with the old wording.
+#[test]
+fn help_version_and_completions() {
+    let o = run(&mut fsguard(&["--version"]));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    assert_eq!(
+        o.stdout,
+        format!("fsguard {}\n", env!("CARGO_PKG_VERSION")),
+        "\n{}",
+        o.describe()
+    );
+    for args in [&["run", "--help"][..], &["help", "run"]] {
+        let o = run(&mut fsguard(args));
+        assert_eq!(o.code(), Some(0), "{args:?}\n{}", o.describe());
+        assert!(
+            o.stdout.starts_with("usage: fsguard run ")
+                && o.stdout.contains("--fail-on-block[=<N>]")
+                && o.stdout.contains("--deny-write-always <P>"),
+            "{args:?}\n{}",
+            o.describe()
+        );
+    }
+    for (shell, marker) in [
+        ("bash", "complete -F _fsguard"),
+        ("zsh", "#compdef fsguard"),
+        ("fish", "complete -c fsguard"),
+    ] {
+        let o = run(&mut fsguard(&["completions", shell]));
+        assert_eq!(o.code(), Some(0), "{shell}\n{}", o.describe());
+        assert!(o.stdout.contains(marker), "{shell}\n{}", o.describe());
+        for word in ["deny-read-always", "fail-on-block", "no-landlock", "wrap"] {
+            assert!(o.stdout.contains(word), "{shell}: no {word}");
+        }
+    }
+    // The bash script is valid bash.
+    let o = run(&mut fsguard(&["completions", "bash"]));
+    let script = std::env::temp_dir().join(format!("fsguard-compl-{}.bash", std::process::id()));
+    std::fs::write(&script, &o.stdout).unwrap();
+    let b = run(Command::new("bash").arg("-n").arg(&script));
+    let _ = std::fs::remove_file(&script);
+    assert_eq!(b.code(), Some(0), "\n{}", b.describe());
+
+    for (args, want) in [
+        (&["completions", "tcsh"][..], "SHELL: bad value \"tcsh\""),
+        (&[][..], "no command given"),
+        (&["run", "--timeout"], "--timeout needs a value"),
+        (&["run", "--quiet=yes", "true"], "--quiet"),
+        (&["explain", "read"], "PATH"),
+    ] {
+        let o = run(&mut fsguard(args));
+        assert_eq!(o.code(), Some(125), "{args:?}\n{}", o.describe());
+        assert!(
+            o.stderr.starts_with("fsguard: error: ") && o.stderr.contains(want),
+            "{args:?}: want {want:?}\n{}",
+            o.describe()
+        );
+        assert_eq!(o.stdout, "", "{args:?}");
+    }
+}

@@ -30,86 +30,6 @@ use crate::{landlock, settings, Cli, EXIT_FSGUARD, USAGE};
 /// Grace period between SIGTERM and SIGKILL on `--timeout`.
 const GRACE_SECS: f64 = 5.0;
 
-/// Options of `run` beyond the policy flags.
-#[derive(Clone, Debug, Default)]
-pub struct RunOptions {
-    pub landlock: Landlock,
-    pub timeout: Option<f64>,
-    pub keep_tmp: bool,
-    pub quiet: bool,
-    /// `--fail-on-block[=N]`: exit N when anything was blocked.
-    pub fail_on_block: Option<u8>,
-    /// `--report FILE|-`.
-    pub report: Option<String>,
-}
-
-/// `--fail-on-block`'s status when no N is given.
-pub const EXIT_BLOCKED: u8 = 3;
-
-/// Parses one `run` option; `Ok(false)` if `name` is not one.
-pub fn parse_option(
-    o: &mut RunOptions,
-    name: &str,
-    inline: Option<&str>,
-    args: &mut Vec<OsString>,
-) -> Result<bool, String> {
-    match name {
-        "--landlock" => {
-            o.landlock = match inline {
-                None => Landlock::BestEffort,
-                Some("required") => Landlock::Required,
-                Some(v) => return Err(format!("--landlock: bad value {v:?} (only =required)")),
-            }
-        }
-        "--timeout" => {
-            let v = match inline {
-                Some(v) => v.to_string(),
-                None => args
-                    .pop()
-                    .and_then(|v| v.into_string().ok())
-                    .ok_or("--timeout needs a value")?,
-            };
-            o.timeout = Some(parse_duration(&v).ok_or_else(|| {
-                format!("--timeout: bad value {v:?} (a duration > 0: 10, 2.5s, 3m, 1h, 1d)")
-            })?);
-        }
-        "--report" => {
-            let v = inline
-                .map(str::to_string)
-                .or_else(|| args.pop()?.into_string().ok());
-            o.report = Some(v.ok_or("--report needs a value (a file, or - for stderr)")?);
-        }
-        "--no-landlock" => o.landlock = Landlock::Off,
-        "--fail-on-block" => {
-            o.fail_on_block = Some(match inline {
-                None => EXIT_BLOCKED,
-                Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    format!("--fail-on-block: bad value {v:?} (a status from 1 to 255)")
-                })?,
-            })
-        }
-        "--keep-tmp" => o.keep_tmp = true,
-        "--quiet" | "-q" => o.quiet = true,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// A duration as coreutils `timeout` takes it: a number with an optional
-/// `s`, `m`, `h` or `d` suffix. Seconds.
-pub fn parse_duration(v: &str) -> Option<f64> {
-    let (num, mult) = match v.char_indices().last()? {
-        (i, 's') => (&v[..i], 1.0),
-        (i, 'm') => (&v[..i], 60.0),
-        (i, 'h') => (&v[..i], 3600.0),
-        (i, 'd') => (&v[..i], 86400.0),
-        _ => (v, 1.0),
-    };
-    let n: f64 = num.parse().ok()?;
-    let secs = n * mult;
-    (secs.is_finite() && secs > 0.0).then_some(secs)
-}
-
 /// `fsguard lib-path`: the absolute path of the library `run` would use.
 pub(crate) fn cmd_lib_path(cli: &Cli) -> Result<ExitCode, String> {
     if !cli.rest.is_empty() || !cli.flags.is_empty() {
@@ -1384,27 +1304,6 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn run_options() {
-        let mut o = RunOptions::default();
-        let mut rest = vec![OsString::from("2.5")];
-        assert!(parse_option(&mut o, "--timeout", None, &mut rest).unwrap());
-        assert_eq!(o.timeout, Some(2.5));
-        assert!(parse_option(&mut o, "--landlock", Some("required"), &mut rest).unwrap());
-        assert_eq!(o.landlock, Landlock::Required);
-        assert!(parse_option(&mut o, "--landlock", Some("maybe"), &mut rest).is_err());
-        assert!(parse_option(&mut o, "--timeout", Some("-1"), &mut rest).is_err());
-        assert!(parse_option(&mut o, "--timeout", Some("1s"), &mut rest).unwrap());
-        assert_eq!(o.timeout, Some(1.0));
-        assert_eq!(parse_duration("2m"), Some(120.0));
-        assert_eq!(parse_duration("0.5h"), Some(1800.0));
-        assert_eq!(parse_duration("1d"), Some(86400.0));
-        assert_eq!(parse_duration("5x"), None);
-        assert_eq!(parse_duration("0s"), None);
-        assert_eq!(parse_duration("s"), None);
-        assert!(!parse_option(&mut o, "--root", None, &mut rest).unwrap());
-    }
 
     #[test]
     fn report_counts_and_keeps_the_first() {

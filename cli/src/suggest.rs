@@ -13,100 +13,19 @@ use std::process::ExitCode;
 use fsguard_policy::suggest::{self, Options, Places, Refusal};
 use fsguard_policy::{canonical_prefix, Access, Builder, Context, Policy, Rule, Settings};
 
-const USAGE: &str = "\
-usage: fsguard suggest [OPTIONS] LOG.jsonl...
-       fsguard suggest [OPTIONS] -- CMD [ARGS...]
-Writes to stdout a commented TOML policy that allows what the run did
-(every access its JSON trace lines show refused), generalised.
-With -- CMD: runs CMD under `fsguard run --audit --root DIR` first (the
-command's output goes to stderr, with a report of what was refused).
-options:
-  --root DIR         the workspace (default: the current directory); the
-                     audit run must have used the same --root
-  --max-depth N      no rule deeper than N components below its anchor
-                     (home, a temp dir, a cache, /)
-  --exact            no generalisation: one rule per path
-  --merge FILE       add to the policy in FILE (its comments are kept); its
-                     rules count as allowed already
-with -- CMD, passed on to `fsguard run`:
-  --no-landlock      the library alone guards: writes outside the workspace
-                     go ahead and are learnt in one run (trust the command)
-  --timeout DURATION
-";
-
+/// What `suggest` was asked (see args.rs for the command line).
 #[derive(Default)]
-struct Args {
-    root: Option<String>,
-    opts: Options,
-    merge: Option<PathBuf>,
-    logs: Vec<PathBuf>,
-    cmd: Vec<OsString>,
-    run_flags: Vec<OsString>,
-}
-
-fn parse(args: Vec<OsString>) -> Result<Args, String> {
-    let mut a = Args::default();
-    let mut it = args.into_iter().skip(1);
-    while let Some(arg) = it.next() {
-        let Some(s) = arg.to_str() else {
-            a.logs.push(PathBuf::from(arg));
-            continue;
-        };
-        let (name, inline) = match s.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (s, None),
-        };
-        let mut value = || -> Result<String, String> {
-            inline
-                .clone()
-                .or_else(|| it.next().and_then(|v| v.into_string().ok()))
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match name {
-            "--" => {
-                a.cmd = it.by_ref().collect();
-                if a.cmd.is_empty() {
-                    return Err("suggest: no command after --".into());
-                }
-            }
-            "-h" | "--help" => {
-                crate::say(USAGE);
-                std::process::exit(0);
-            }
-            "--root" => a.root = Some(value()?),
-            "--max-depth" => {
-                let v = value()?;
-                a.opts.max_depth = Some(
-                    v.parse()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| format!("--max-depth: bad value {v:?} (a number > 0)"))?,
-                );
-            }
-            "--exact" => a.opts.exact = true,
-            "--merge" => a.merge = Some(PathBuf::from(value()?)),
-            "--no-landlock" => a.run_flags.push(arg.clone()),
-            "--timeout" => {
-                a.run_flags.push("--timeout".into());
-                a.run_flags.push(value()?.into());
-            }
-            _ if s.starts_with('-') && s.len() > 1 => {
-                return Err(format!("suggest: unknown option {s}\n{USAGE}"))
-            }
-            _ => a.logs.push(PathBuf::from(arg)),
-        }
-    }
-    if a.opts.exact && a.opts.max_depth.is_some() {
-        return Err("suggest: --exact and --max-depth exclude each other".into());
-    }
-    match (a.logs.is_empty(), a.cmd.is_empty()) {
-        (true, true) => Err(format!("suggest: no log and no command given\n{USAGE}")),
-        (false, false) => Err("suggest: give logs or -- CMD, not both".into()),
-        (false, true) if !a.run_flags.is_empty() => {
-            Err("suggest: --no-landlock and --timeout go with -- CMD".into())
-        }
-        _ => Ok(a),
-    }
+pub struct Args {
+    /// `--root DIR`: the workspace.
+    pub root: Option<String>,
+    pub opts: Options,
+    /// `--merge FILE`.
+    pub merge: Option<PathBuf>,
+    pub logs: Vec<PathBuf>,
+    /// `-- CMD [ARGS...]`.
+    pub cmd: Vec<OsString>,
+    /// `--no-landlock`, `--timeout D`: passed on to `fsguard run`.
+    pub run_flags: Vec<OsString>,
 }
 
 /// One access a trace line shows refused.
@@ -118,8 +37,7 @@ struct Seen {
 }
 
 /// `fsguard suggest`.
-pub(crate) fn cmd_suggest(args: Vec<OsString>) -> Result<ExitCode, String> {
-    let a = parse(args)?;
+pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cwd: {e}"))?;
 
     // The target policy: the workspace as root, and the policy merged into.

@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use fsguard_policy::{Access, ListKind, LogFormat, Policy, UnguardedExec};
 
 use crate::landlock::{kernel_abi, Landlock};
-use crate::{parse, settings, Cli, Flag};
+use crate::{settings, Cli, Flag};
 
 /// The line `unwrap` looks for; the rest of that line names the wrapper.
 const MARKER: &str = "# fsguard-wrapper:";
@@ -35,117 +35,11 @@ const MARKER: &str = "# fsguard-wrapper:";
 /// Only the start of a file is read when looking for the marker.
 const HEAD_MAX: usize = 64 * 1024;
 
-pub const WRAP_USAGE: &str = "\
-usage: fsguard wrap NAME [--dir DIR] [--force] [OPTIONS] -- CMD [ARGS...]
-
-Writes an executable script DIR/NAME (DIR: ~/.local/bin by default, created
-if missing) that runs `fsguard run OPTIONS -- CMD ARGS... \"$@\"`: the
-wrapper's own arguments are appended, and stdin, stdout, stderr and the exit
-status pass through.
-
-OPTIONS are those of `fsguard run` (see `fsguard --help`); they are checked
-now, and a bad option or policy is refused (exit 125). Relative paths in
-them (--root, --readonly=ROOT, --config, --log FILE, relative rule patterns)
-and a relative CMD containing a slash are made absolute against the current
-directory, so the wrapper works from any directory. A bare CMD is looked up
-on PATH when the wrapper runs.
-
-  --dir DIR    where to write the wrapper (default ~/.local/bin)
-  --force      replace an existing file
-Remove a wrapper with `fsguard unwrap NAME [--dir DIR]`.
-";
-
-pub const UNWRAP_USAGE: &str = "\
-usage: fsguard unwrap NAME [--dir DIR]
-
-Removes DIR/NAME (DIR: ~/.local/bin by default) if `fsguard wrap` made it;
-any other file is left alone (exit 125).
-";
-
-/// `wrap`'s own options, parsed alongside the policy options.
-#[derive(Clone, Debug, Default)]
-pub struct WrapOptions {
-    pub dir: Option<PathBuf>,
-    pub force: bool,
-}
-
-/// Parses one `wrap` option; `Ok(false)` if `name` is not one.
-pub fn parse_option(
-    o: &mut WrapOptions,
-    name: &str,
-    inline: Option<&str>,
-    args: &mut Vec<OsString>,
-) -> Result<bool, String> {
-    match name {
-        "--dir" => {
-            let v = match inline {
-                Some(v) => OsString::from(v),
-                None => args.pop().ok_or("--dir needs a value")?,
-            };
-            if v.is_empty() {
-                return Err("--dir: empty value".into());
-            }
-            o.dir = Some(PathBuf::from(v));
-        }
-        "--force" | "-f" if inline.is_none() => o.force = true,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// Whether `args` (before any `--`) ask for help.
-fn wants_help(args: &[OsString]) -> bool {
-    args.iter()
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--help" || a == "-h")
-}
-
-/// `fsguard wrap ...`; `args[0]` is `wrap`.
-pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
-    if wants_help(&args[1..]) {
-        crate::say(WRAP_USAGE);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let cmdline = args.clone();
-    // `wrap [--dir DIR] [--force] NAME OPTIONS -- CMD`: NAME is the first
-    // argument that is not one of wrap's own options.
-    let mut rest: Vec<OsString> = args[1..].to_vec();
-    rest.reverse();
-    let mut pre = WrapOptions::default();
-    let name = loop {
-        let Some(a) = rest.pop() else {
-            return Err(format!("wrap: no NAME given\n{WRAP_USAGE}"));
-        };
-        let s = a.to_string_lossy().into_owned();
-        let (n, inline) = match s.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (s.clone(), None),
-        };
-        if parse_option(&mut pre, &n, inline.as_deref(), &mut rest)? {
-            continue;
-        }
-        if s.starts_with('-') {
-            return Err(format!(
-                "wrap: NAME must come before the options (got {s})\n{WRAP_USAGE}"
-            ));
-        }
-        break a;
-    };
-    check_name(&name)?;
-    rest.reverse();
-    let mut argv = vec![OsString::from("wrap")];
-    argv.extend(rest);
-    // The policy options' errors end with the general usage; point at wrap's.
-    let mut cli = parse(argv).map_err(|e| e.replace(crate::USAGE, "(fsguard wrap --help)"))?;
-    if pre.dir.is_some() && cli.wrap.dir.is_none() {
-        cli.wrap.dir = pre.dir;
-    }
-    cli.wrap.force |= pre.force;
-
+/// `fsguard wrap NAME …`; `argv` is the command line (from `wrap`).
+pub fn cmd_wrap(name: &OsStr, cli: &Cli, argv: &[OsString]) -> Result<ExitCode, String> {
+    check_name(name)?;
     if cli.rest.is_empty() {
-        return Err(format!(
-            "wrap: no command given (… -- CMD [ARGS...])\n{WRAP_USAGE}"
-        ));
+        return Err("wrap: no command given (… -- CMD [ARGS...]); see fsguard wrap --help".into());
     }
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     // The command: a relative path with a slash is made absolute; a bare
@@ -162,7 +56,7 @@ pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
         );
     }
     // The policy, checked exactly as `run` would check it.
-    let s = settings(&cli, exe.as_deref())?;
+    let s = settings(cli, exe.as_deref())?;
     Policy::new(s).map_err(|e| e.to_string())?;
     if cli.run.landlock == Landlock::Required && kernel_abi() == 0 {
         eprintln!(
@@ -171,13 +65,13 @@ pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
         );
     }
 
-    let options = absolute_options(&cli, &cwd)?;
+    let options = absolute_options(cli, &cwd)?;
     let fsguard = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("cannot locate fsguard itself: {e}"))?;
     let dir = target_dir(cli.wrap.dir.as_deref(), &cwd)?;
-    let path = dir.join(&name);
-    let script = render(&name, &fsguard, &options, &command, &cmdline);
+    let path = dir.join(name);
+    let script = render(name, &fsguard, &options, &command, argv);
     write_script(&dir, &path, &script, cli.wrap.force)?;
     eprintln!("fsguard: wrote {}", path.display());
     if !on_path(&dir) {
@@ -190,40 +84,11 @@ pub fn cmd_wrap(args: Vec<OsString>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `fsguard unwrap ...`; `args[0]` is `unwrap`.
-pub fn cmd_unwrap(args: Vec<OsString>) -> Result<ExitCode, String> {
-    if wants_help(&args[1..]) {
-        crate::say(UNWRAP_USAGE);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut rest: Vec<OsString> = args[1..].to_vec();
-    rest.reverse();
-    let mut o = WrapOptions::default();
-    let mut names = Vec::new();
-    while let Some(a) = rest.pop() {
-        let s = a.to_string_lossy().into_owned();
-        let (n, inline) = match s.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (s.clone(), None),
-        };
-        if n != "--force" && n != "-f" && parse_option(&mut o, &n, inline.as_deref(), &mut rest)? {
-            continue;
-        }
-        if s == "--" {
-            names.extend(rest.drain(..).rev());
-            break;
-        }
-        if s.starts_with('-') && s.len() > 1 {
-            return Err(format!("unwrap: unknown option {s}\n{UNWRAP_USAGE}"));
-        }
-        names.push(a);
-    }
-    let [name] = names.as_slice() else {
-        return Err(format!("unwrap: give exactly one NAME\n{UNWRAP_USAGE}"));
-    };
+/// `fsguard unwrap NAME [--dir DIR]`.
+pub fn cmd_unwrap(name: &OsStr, dir: Option<&Path>) -> Result<ExitCode, String> {
     check_name(name)?;
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
-    let dir = target_dir(o.dir.as_deref(), &cwd)?;
+    let dir = target_dir(dir, &cwd)?;
     let path = dir.join(name);
     let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !meta.file_type().is_file() {
