@@ -411,6 +411,54 @@ fn install_handlers() {
     }
 }
 
+/// SIGCHLD blocked in the supervisor; dropping it unblocks it. The child
+/// is forked before, so it keeps the mask it was given.
+struct SigChld {
+    /// The mask to wait with: the previous one, minus SIGCHLD.
+    waiting: libc::sigset_t,
+    old: libc::sigset_t,
+}
+
+impl SigChld {
+    fn block() -> SigChld {
+        // SAFETY: sigset_t values filled by sigemptyset/pthread_sigmask.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            let mut waiting = old;
+            libc::sigdelset(&mut waiting, libc::SIGCHLD);
+            SigChld { waiting, old }
+        }
+    }
+
+    /// Sleeps until `fd` is readable (or closed), a signal arrives (a
+    /// pending SIGCHLD at once) or `ms` pass.
+    fn wait(&self, fd: Option<RawFd>, ms: i64) {
+        let mut pfd = libc::pollfd {
+            fd: fd.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: ms / 1000,
+            tv_nsec: (ms % 1000) * 1_000_000,
+        };
+        // SAFETY: one pollfd (a negative fd is ignored), a valid timespec
+        // and signal mask.
+        unsafe { libc::ppoll(&mut pfd, 1, &ts, &self.waiting) };
+    }
+}
+
+impl Drop for SigChld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `block`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The supervised child.
 
@@ -669,6 +717,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
     CHILD.store(pid, Ordering::Relaxed);
+    // SIGCHLD stays pending until the wait loop asks for it (`ppoll`): no
+    // handler runs for each of the gate's ptrace stops, and a child that
+    // exits between two checks cannot be missed.
+    let chld = SigChld::block();
     drop((hs_child, rep_w, err_w, policy_fd));
 
     // What happened before exec.
@@ -764,6 +816,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         ..Report::default()
     };
     let mut timed_out = false;
+    // Until every writer is gone; then only SIGCHLD and the timeout wake
+    // the loop (a pipe at EOF would make every poll return at once).
+    let mut rep_open = true;
     let status = loop {
         if let Some(secs) = opts.timeout {
             let over = started.elapsed().as_secs_f64() - secs;
@@ -774,14 +829,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 signal_tree(pid, libc::SIGKILL);
             }
         }
-        let mut pfd = libc::pollfd {
-            fd: rep_r.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, 200) };
-        report.drain(rep_r.as_raw_fd());
         let mut st = 0;
         // SAFETY: our child.
         let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG) };
@@ -791,7 +838,12 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return Err(format!("wait: {}", std::io::Error::last_os_error()));
         }
+        chld.wait(rep_open.then(|| rep_r.as_raw_fd()), 200);
+        if rep_open {
+            rep_open = report.drain(rep_r.as_raw_fd());
+        }
     };
+    drop(chld);
     CHILD.store(0, Ordering::Relaxed);
     report.drain(rep_r.as_raw_fd());
 
@@ -1221,20 +1273,24 @@ fn printable(line: &[u8]) -> String {
 }
 
 impl Report {
-    fn drain(&mut self, fd: RawFd) {
+    /// Reads what is in the pipe; false once every writer has closed it.
+    fn drain(&mut self, fd: RawFd) -> bool {
         let mut buf = [0u8; 8192];
+        let mut open = true;
         // Bounded, so a process that writes to the pipe without end cannot
         // keep the supervisor from its other work (the timeout, the wait).
         for _ in 0..DRAIN_READS {
             // SAFETY: reads into our buffer from our non-blocking pipe.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if n <= 0 {
+                open = n < 0;
                 break;
             }
             self.pending.extend_from_slice(&buf[..n as usize]);
             self.lines();
         }
         self.lines();
+        open
     }
 
     /// Handles the whole lines received so far.
