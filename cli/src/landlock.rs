@@ -244,12 +244,24 @@ pub fn ruleset(
         })?;
     for (path, access) in rules {
         let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if path.is_dir() { access } else { access & file };
+        // What the descriptor names, not the path again (a second lookup,
+        // and one that could find something else).
+        let access = if is_dir(&fd) { access } else { access & file };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| format!("landlock: {}: {e}", path.display()))?;
     }
     Ok(ruleset)
+}
+
+/// Whether `fd` is a directory.
+fn is_dir(fd: &PathFd) -> bool {
+    use std::os::fd::{AsFd, AsRawFd};
+    // SAFETY: a zeroed stat, filled by the kernel for a descriptor we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
 #[cfg(test)]
