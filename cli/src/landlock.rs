@@ -164,7 +164,15 @@ pub fn ruleset(
     let write = AccessFs::from_write(NEWEST) & all;
     let file = AccessFs::from_file(NEWEST) & all;
     let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
-    let mut add = |p: &Path, a| rules.push((p.to_path_buf(), a));
+    // One rule per path (the built-in system list and the policy's overlap
+    // much): the kernel would take the union of the rights anyway.
+    let mut add = |p: &Path, a| match rules
+        .iter_mut()
+        .find(|(q, _)| q.as_os_str() == p.as_os_str())
+    {
+        Some((_, have)) => *have |= a,
+        None => rules.push((p.to_path_buf(), a)),
+    };
 
     // Reads: everything without a root; with one, the root, the read-allow
     // bases, installed software (the loader needs it, whatever `system`
