@@ -459,6 +459,40 @@ impl Drop for SigChld {
     }
 }
 
+/// The thread making the `cache` preset's directories; joined by
+/// `finish`, or when dropped.
+struct Maker(Option<std::thread::JoinHandle<()>>);
+
+impl Maker {
+    fn start(dirs: Option<crate::presets::CacheDirs>) -> Maker {
+        let Some(dirs) = dirs else {
+            return Maker(None);
+        };
+        let dirs = std::sync::Arc::new(dirs);
+        let theirs = dirs.clone();
+        match std::thread::Builder::new().spawn(move || theirs.make()) {
+            Ok(h) => Maker(Some(h)),
+            // No thread: made here and now.
+            Err(_) => {
+                dirs.make();
+                Maker(None)
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Maker {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The supervised child.
 
@@ -660,10 +694,12 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         rep_w.as_raw_fd().to_string().into(),
     ));
     env.push(("TMPDIR".into(), tmp.path.clone().into_os_string()));
+    let mut cache_dirs = None;
     if settings.cache {
-        let cache = crate::presets::cache_env(&tmp.path, &env);
+        let (cache, dirs) = crate::presets::cache_env(&tmp.path, &env);
         env.retain(|(k, _)| !cache.iter().any(|(c, _)| c == k));
         env.extend(cache);
+        cache_dirs = Some(dirs);
     }
     let traced = unguarded.is_none();
     if traced {
@@ -713,6 +749,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 ruleset,
                 opts.landlock == Landlock::Required,
                 traced,
+                cache_dirs.as_ref(),
             )
         }
     }
@@ -721,6 +758,10 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // handler runs for each of the gate's ptrace stops, and a child that
     // exits between two checks cannot be missed.
     let chld = SigChld::block();
+    // The cache directories are made while the command's loader runs under
+    // the gate, and are there before the gate lets the command go on (an
+    // untraced child made them itself before exec). Dropped before `tmp`.
+    let mut cache_maker = Maker::start(cache_dirs);
     drop((hs_child, rep_w, err_w, policy_fd));
 
     // What happened before exec.
@@ -766,7 +807,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let started = Instant::now();
     if traced {
         let gate = if was_traced {
-            gate(pid, hs_child_number(&env))
+            gate(pid, hs_child_number(&env), || cache_maker.finish())
         } else {
             Gate::Confirmed
         };
@@ -950,6 +991,7 @@ unsafe fn child(
     ruleset: Option<::landlock::RulesetCreated>,
     required: bool,
     trace: bool,
+    cache: Option<&crate::presets::CacheDirs>,
 ) -> ! {
     let fail = |tag: u8, errno: i32| -> ! {
         let mut msg = [0u8; 5];
@@ -991,6 +1033,10 @@ unsafe fn child(
         } else {
             MSG_UNTRACED
         };
+        // No gate will wait for the supervisor's copy: made here, now.
+        if let (MSG_UNTRACED, Some(c)) = (tag, cache) {
+            c.make();
+        }
         libc::write(err, [tag].as_ptr().cast(), 1);
         libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
         fail(MSG_EXEC, *libc::__errno_location());
@@ -1145,7 +1191,8 @@ fn stderr_text(pid: libc::pid_t, nr: i64, a: &[u64]) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
+/// `ready` runs before a confirmed command is let go.
+fn gate(pid: libc::pid_t, hs_fd: i32, ready: impl FnOnce()) -> Gate {
     let mut st = 0;
     // The stop after exec.
     // SAFETY: waitpid/ptrace on our traced child throughout.
@@ -1207,6 +1254,7 @@ fn gate(pid: libc::pid_t, hs_fd: i32) -> Gate {
         if nr == libc::SYS_write && a[0] as i64 == i64::from(hs_fd) {
             // The library's constructor: let it go on, untraced, with its
             // own CPU set back.
+            ready();
             drop(pin);
             // SAFETY: detaching from our tracee.
             unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
