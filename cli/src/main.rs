@@ -4,11 +4,16 @@ mod discover;
 mod embed;
 mod gate;
 mod landlock;
+mod library;
 mod outcome;
 mod presets;
+mod relay;
 mod report;
 mod run;
+mod signals;
+mod spawn;
 mod suggest;
+mod tmpdir;
 mod wrap;
 
 use std::ffi::OsString;
