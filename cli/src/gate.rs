@@ -1,68 +1,140 @@
-//! Keeps the gate cheap: while `fsguard run` traces the command's start
-//! (run.rs, `gate`), the supervisor and the command take turns, one stop per
+//! The handshake gate of `fsguard run`: the command must not run one
+//! instruction of its own before the library has confirmed it is loaded.
+//!
+//! The library's constructor writes one byte on `FSGUARD_HANDSHAKE_FD`.
+//! Until then the child is traced (ptrace, system call stops): the loader's
+//! own calls (read-only opens, mmap, …: [`harmless`]) go ahead; anything
+//! else — a write, the loader's "cannot be preloaded" message, a fork, an
+//! exec — means the library is not there, and the child is killed at that
+//! call's entry. At the handshake write the child is let go, untraced.
+//!
+//! Keeping it cheap: the supervisor and the command take turns, one stop per
 //! system call entry and exit. On different CPUs every turn is a cross-CPU
 //! wake-up; on one CPU it is a plain switch. So for the gate both are put on
-//! the CPU the supervisor runs on, and both get their own CPU sets back
-//! before the command runs any code past the library's handshake.
+//! the CPU the supervisor runs on ([`Pin`]), and both get their own CPU sets
+//! back before the command runs any code past the handshake.
 
-/// Both processes pinned to one CPU; dropping it restores both.
-pub struct Pin {
+use std::os::fd::{OwnedFd, RawFd};
+
+/// Whether the library confirmed it loaded in the command `pid`: through
+/// the gate when the child is `traced`, else by the handshake byte alone
+/// (the command already runs). `ready` runs before a traced command is let
+/// go. Err: why not; the command is to be stopped.
+pub(crate) fn handshake(
     pid: libc::pid_t,
-    child: libc::cpu_set_t,
-    own: libc::cpu_set_t,
-}
-
-impl Pin {
-    /// Pins this process and the stopped, traced `pid` to the current CPU.
-    /// None (nothing changed) where that is not possible or pointless.
-    pub fn new(pid: libc::pid_t) -> Option<Pin> {
-        let own = affinity(0)?;
-        let child = affinity(pid)?;
-        // SAFETY: no arguments.
-        let cpu = unsafe { libc::sched_getcpu() };
-        // SAFETY: reads a cpu set we own.
-        if cpu < 0 || unsafe { libc::CPU_COUNT(&own) } < 2 {
-            return None;
+    traced: bool,
+    hs_fd: RawFd,
+    hs_parent: OwnedFd,
+    ready: impl FnOnce(),
+) -> Result<(), String> {
+    if traced {
+        if let Gate::Refused(msg) = gate(pid, hs_fd, ready) {
+            return Err(msg);
         }
-        // SAFETY: a zeroed cpu_set_t is the empty set.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: cpu is a valid CPU number (the one we run on).
-        unsafe { libc::CPU_SET(cpu as usize, &mut one) };
-        if !set_affinity(0, &one) {
-            return None;
+    }
+    // The byte is written (traced) or will be (untraced, where EOF means
+    // the child went away without loading us).
+    let mut b = [0u8; 1];
+    let mut f = std::fs::File::from(hs_parent);
+    // A signal interrupts the read (no SA_RESTART): retry.
+    let got = loop {
+        match std::io::Read::read(&mut f, &mut b) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => break r,
         }
-        let pin = Pin { pid, child, own };
-        if !set_affinity(pid, &one) {
-            set_affinity(0, &pin.own);
-            return None;
-        }
-        Some(pin)
+    };
+    match got {
+        Ok(1) => Ok(()),
+        _ if traced => Err("the library did not confirm it loaded".into()),
+        _ => Err("the library did not load (and the command could not be \
+                  stopped early: ptrace unavailable)"
+            .into()),
     }
 }
 
-impl Drop for Pin {
-    fn drop(&mut self) {
-        // The command first: it must not keep a CPU set it did not ask for.
-        // (If it is gone, there is nothing to restore.)
-        set_affinity(self.pid, &self.child);
-        set_affinity(0, &self.own);
+/// `ready` runs before a confirmed command is let go.
+fn gate(pid: libc::pid_t, hs_fd: RawFd, ready: impl FnOnce()) -> Gate {
+    let mut st = 0;
+    // The stop after exec.
+    // SAFETY: waitpid/ptrace on our traced child throughout.
+    unsafe {
+        if libc::waitpid(pid, &mut st, libc::__WALL) != pid || !libc::WIFSTOPPED(st) {
+            return Gate::Refused("the command ended before it started".into());
+        }
+        let opts = libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACESYSGOOD;
+        libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as libc::c_long);
+    }
+    // Both on one CPU while they take turns; undone before detach.
+    let pin = Pin::new(pid);
+    let mut sig = 0;
+    loop {
+        // SAFETY: as above.
+        unsafe {
+            if libc::ptrace(libc::PTRACE_SYSCALL, pid, 0, sig as libc::c_long) != 0 {
+                return Gate::Refused(format!("ptrace: {}", std::io::Error::last_os_error()));
+            }
+        }
+        sig = 0;
+        loop {
+            // SAFETY: as above.
+            let r = unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
+            if r == pid {
+                break;
+            }
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return Gate::Refused("lost the command".into());
+            }
+        }
+        if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+            return Gate::Refused(
+                "the command ended before the library confirmed it loaded".into(),
+            );
+        }
+        let s = libc::WSTOPSIG(st);
+        if s != (libc::SIGTRAP | 0x80) {
+            if s != libc::SIGTRAP {
+                sig = s;
+            }
+            continue;
+        }
+        let mut info = SyscallInfo::default();
+        // SAFETY: the kernel fills at most size_of::<SyscallInfo>() bytes.
+        let n = unsafe {
+            libc::ptrace(
+                PTRACE_GET_SYSCALL_INFO as _,
+                pid,
+                std::mem::size_of::<SyscallInfo>(),
+                &mut info as *mut SyscallInfo,
+            )
+        };
+        if n <= 0 || info.op != OP_ENTRY {
+            continue;
+        }
+        let nr = info.data[0] as i64;
+        let a = &info.data[1..7];
+        if nr == libc::SYS_write && a[0] as i64 == i64::from(hs_fd) {
+            // The library's constructor: let it go on, untraced, with its
+            // own CPU set back.
+            ready();
+            drop(pin);
+            // SAFETY: detaching from our tracee.
+            unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
+            return Gate::Confirmed;
+        }
+        if harmless(nr, a) {
+            continue;
+        }
+        let said = stderr_text(pid, nr, a);
+        // SAFETY: our tracee; it dies at this syscall-entry stop.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Gate::Refused(match said {
+            Some(s) => format!("the loader said: {s}"),
+            None => format!("it made system call {nr} before the library confirmed it loaded"),
+        });
     }
 }
 
-fn affinity(pid: libc::pid_t) -> Option<libc::cpu_set_t> {
-    // SAFETY: a zeroed cpu_set_t, filled by the kernel.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid buffer of the size given.
-    let r = unsafe { libc::sched_getaffinity(pid, std::mem::size_of_val(&set), &mut set) };
-    (r == 0).then_some(set)
-}
-
-fn set_affinity(pid: libc::pid_t, set: &libc::cpu_set_t) -> bool {
-    // SAFETY: a valid cpu set of the size given.
-    unsafe { libc::sched_setaffinity(pid, std::mem::size_of_val(set), set) == 0 }
-}
-
-pub(crate) enum Gate {
+enum Gate {
     /// The handshake write is under way; the child is detached.
     Confirmed,
     /// The child was killed (or ended) before the library loaded.
@@ -207,84 +279,59 @@ fn stderr_text(pid: libc::pid_t, nr: i64, a: &[u64]) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// `ready` runs before a confirmed command is let go.
-pub(crate) fn gate(pid: libc::pid_t, hs_fd: i32, ready: impl FnOnce()) -> Gate {
-    let mut st = 0;
-    // The stop after exec.
-    // SAFETY: waitpid/ptrace on our traced child throughout.
-    unsafe {
-        if libc::waitpid(pid, &mut st, libc::__WALL) != pid || !libc::WIFSTOPPED(st) {
-            return Gate::Refused("the command ended before it started".into());
+/// Both processes pinned to one CPU; dropping it restores both.
+pub struct Pin {
+    pid: libc::pid_t,
+    child: libc::cpu_set_t,
+    own: libc::cpu_set_t,
+}
+
+impl Pin {
+    /// Pins this process and the stopped, traced `pid` to the current CPU.
+    /// None (nothing changed) where that is not possible or pointless.
+    pub fn new(pid: libc::pid_t) -> Option<Pin> {
+        let own = affinity(0)?;
+        let child = affinity(pid)?;
+        // SAFETY: no arguments.
+        let cpu = unsafe { libc::sched_getcpu() };
+        // SAFETY: reads a cpu set we own.
+        if cpu < 0 || unsafe { libc::CPU_COUNT(&own) } < 2 {
+            return None;
         }
-        let opts = libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACESYSGOOD;
-        libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as libc::c_long);
+        // SAFETY: a zeroed cpu_set_t is the empty set.
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: cpu is a valid CPU number (the one we run on).
+        unsafe { libc::CPU_SET(cpu as usize, &mut one) };
+        if !set_affinity(0, &one) {
+            return None;
+        }
+        let pin = Pin { pid, child, own };
+        if !set_affinity(pid, &one) {
+            set_affinity(0, &pin.own);
+            return None;
+        }
+        Some(pin)
     }
-    // Both on one CPU while they take turns (gate.rs); undone before detach.
-    let pin = crate::gate::Pin::new(pid);
-    let mut sig = 0;
-    loop {
-        // SAFETY: as above.
-        unsafe {
-            if libc::ptrace(libc::PTRACE_SYSCALL, pid, 0, sig as libc::c_long) != 0 {
-                return Gate::Refused(format!("ptrace: {}", std::io::Error::last_os_error()));
-            }
-        }
-        sig = 0;
-        loop {
-            // SAFETY: as above.
-            let r = unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
-            if r == pid {
-                break;
-            }
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return Gate::Refused("lost the command".into());
-            }
-        }
-        if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
-            return Gate::Refused(
-                "the command ended before the library confirmed it loaded".into(),
-            );
-        }
-        let s = libc::WSTOPSIG(st);
-        if s != (libc::SIGTRAP | 0x80) {
-            if s != libc::SIGTRAP {
-                sig = s;
-            }
-            continue;
-        }
-        let mut info = SyscallInfo::default();
-        // SAFETY: the kernel fills at most size_of::<SyscallInfo>() bytes.
-        let n = unsafe {
-            libc::ptrace(
-                PTRACE_GET_SYSCALL_INFO as _,
-                pid,
-                std::mem::size_of::<SyscallInfo>(),
-                &mut info as *mut SyscallInfo,
-            )
-        };
-        if n <= 0 || info.op != OP_ENTRY {
-            continue;
-        }
-        let nr = info.data[0] as i64;
-        let a = &info.data[1..7];
-        if nr == libc::SYS_write && a[0] as i64 == i64::from(hs_fd) {
-            // The library's constructor: let it go on, untraced, with its
-            // own CPU set back.
-            ready();
-            drop(pin);
-            // SAFETY: detaching from our tracee.
-            unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
-            return Gate::Confirmed;
-        }
-        if harmless(nr, a) {
-            continue;
-        }
-        let said = stderr_text(pid, nr, a);
-        // SAFETY: our tracee; it dies at this syscall-entry stop.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Gate::Refused(match said {
-            Some(s) => format!("the loader said: {s}"),
-            None => format!("it made system call {nr} before the library confirmed it loaded"),
-        });
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        // The command first: it must not keep a CPU set it did not ask for.
+        // (If it is gone, there is nothing to restore.)
+        set_affinity(self.pid, &self.child);
+        set_affinity(0, &self.own);
     }
+}
+
+fn affinity(pid: libc::pid_t) -> Option<libc::cpu_set_t> {
+    // SAFETY: a zeroed cpu_set_t, filled by the kernel.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid buffer of the size given.
+    let r = unsafe { libc::sched_getaffinity(pid, std::mem::size_of_val(&set), &mut set) };
+    (r == 0).then_some(set)
+}
+
+fn set_affinity(pid: libc::pid_t, set: &libc::cpu_set_t) -> bool {
+    // SAFETY: a valid cpu set of the size given.
+    unsafe { libc::sched_setaffinity(pid, std::mem::size_of_val(set), set) == 0 }
 }

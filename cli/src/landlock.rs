@@ -362,9 +362,7 @@ mod tests {
         if abi >= 5 {
             assert!(r.is_ok(), "{:?}", r.err());
         } else if abi > 0 {
-            let e = r
-                .err()
-                .expect("a partial kernel must refuse the hard requirement");
+            let e = r.expect_err("a partial kernel must refuse the hard requirement");
             assert!(e.contains("only partially enforced"), "{e}");
             assert!(e.contains("ioctl"), "{e}");
         }

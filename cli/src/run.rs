@@ -128,11 +128,11 @@ pub fn tmpdir_note(_s: &Settings) -> String {
     )
 }
 
-use crate::gate::{gate, Gate};
+use crate::gate::handshake;
 use crate::library::{find_library, static_program};
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
-use crate::spawn::{child, cstr, pipe, reap, sealed_policy, set_nonblocking};
+use crate::spawn::{child, cstr, pipe, pointers, preload_env, reap, report_pipe, sealed_policy};
 use crate::spawn::{MSG_EXEC, MSG_LANDLOCK, MSG_TRACED};
 use crate::tmpdir::{Maker, TmpDir};
 
@@ -304,26 +304,22 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // inheritable after fork.
     let mut sp = [0; 2];
     // SAFETY: sp has room for two descriptors.
-    if unsafe {
+    let r = unsafe {
         libc::socketpair(
             libc::AF_UNIX,
             libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
             0,
             sp.as_mut_ptr(),
         )
-    } != 0
-    {
+    };
+    if r != 0 {
         return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
     }
     // SAFETY: fresh descriptors we own.
     let (hs_parent, hs_child) =
         unsafe { (OwnedFd::from_raw_fd(sp[0]), OwnedFd::from_raw_fd(sp[1])) };
-    let (rep_r, rep_w) = pipe(libc::O_CLOEXEC)?;
-    set_nonblocking(rep_r.as_raw_fd());
-    // The library must never block on a full pipe.
-    set_nonblocking(rep_w.as_raw_fd());
-    // SAFETY: fcntl on our pipe; failure only leaves the default size.
-    unsafe { libc::fcntl(rep_w.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+    let hs_fd: RawFd = hs_child.as_raw_fd();
+    let (rep_r, rep_w) = report_pipe()?;
     let (err_r, err_w) = pipe(libc::O_CLOEXEC)?;
 
     // argv and envp, prepared before fork.
@@ -332,23 +328,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     for a in args {
         argv_c.push(cstr(a.as_bytes())?);
     }
-    let preload_var = if cfg!(target_os = "macos") {
-        "DYLD_INSERT_LIBRARIES"
-    } else {
-        "LD_PRELOAD"
-    };
-    let mut preload = OsString::from(lib.as_os_str());
-    if let Some(old) = std::env::var_os(preload_var).filter(|v| !v.is_empty()) {
-        preload.push(":");
-        preload.push(old);
-    }
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            let k = k.as_bytes();
-            !k.starts_with(b"FSGUARD_") && k != preload_var.as_bytes() && k != b"TMPDIR"
-        })
-        .collect();
-    env.push((preload_var.into(), preload));
+    let mut env = preload_env(&lib);
     // The policy goes in a sealed memfd, not the environment: a large one
     // would make every exec fail with E2BIG.
     let policy_fd = sealed_policy(&settings.to_frozen())?;
@@ -382,16 +362,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         kv.extend_from_slice(v.as_bytes());
         envp_c.push(cstr(&kv)?);
     }
-    let argv: Vec<*const libc::c_char> = argv_c
-        .iter()
-        .map(|c| c.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
-    let envp: Vec<*const libc::c_char> = envp_c
-        .iter()
-        .map(|c| c.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
+    let (argv, envp) = (pointers(&argv_c), pointers(&envp_c));
 
     install_handlers();
     // SAFETY: fork in a single-threaded process; the child only makes
@@ -473,38 +444,8 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     let started = Instant::now();
     if traced {
-        let gate = if was_traced {
-            gate(pid, hs_child_number(&env), || cache_maker.finish())
-        } else {
-            Gate::Confirmed
-        };
-        let refused = match gate {
-            Gate::Confirmed => {
-                // The byte is written (traced) or will be (untraced, where
-                // EOF means the child went away without loading us).
-                let mut b = [0u8; 1];
-                let mut f = std::fs::File::from(hs_parent);
-                // SIGCHLD interrupts the read (no SA_RESTART): retry.
-                let got = loop {
-                    match std::io::Read::read(&mut f, &mut b) {
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        r => break r,
-                    }
-                };
-                match got {
-                    Ok(1) => None,
-                    _ => Some(if was_traced {
-                        "the library did not confirm it loaded".to_string()
-                    } else {
-                        "the library did not load (and the command could not be \
-                         stopped early: ptrace unavailable)"
-                            .to_string()
-                    }),
-                }
-            }
-            Gate::Refused(msg) => Some(msg),
-        };
-        if let Some(why) = refused {
+        let confirmed = handshake(pid, was_traced, hs_fd, hs_parent, || cache_maker.finish());
+        if let Err(why) = confirmed {
             // SAFETY: our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             reap(pid);
@@ -591,13 +532,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         crate::presets::ipc_cleanup(tag);
     }
     Ok(ExitCode::from(code))
-}
-
-fn hs_child_number(env: &[(OsString, OsString)]) -> RawFd {
-    env.iter()
-        .find(|(k, _)| k == "FSGUARD_HANDSHAKE_FD")
-        .and_then(|(_, v)| v.to_str()?.parse().ok())
-        .unwrap_or(-1)
 }
 
 #[cfg(test)]

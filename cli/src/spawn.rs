@@ -2,14 +2,59 @@
 //! sealed policy, and the forked child's steps before exec
 //! (`no_new_privs`, Landlock, ptrace, exec), reported on a pipe.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use crate::landlock;
 
 /// Makes a C string; fails on an interior NUL.
 pub(crate) fn cstr(b: &[u8]) -> Result<CString, String> {
     CString::new(b).map_err(|_| format!("{}: contains a NUL byte", String::from_utf8_lossy(b)))
+}
+
+/// The report pipe, non-blocking at both ends: the library must never
+/// block on a full pipe, nor the supervisor on an empty one.
+pub(crate) fn report_pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let (r, w) = pipe(libc::O_CLOEXEC)?;
+    set_nonblocking(r.as_raw_fd());
+    set_nonblocking(w.as_raw_fd());
+    // SAFETY: fcntl on our pipe; failure only leaves the default size.
+    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+    Ok((r, w))
+}
+
+/// The command's environment so far: ours with the library preloaded
+/// first, without `FSGUARD_*` and `TMPDIR` (the supervisor sets its own).
+pub(crate) fn preload_env(lib: &Path) -> Vec<(OsString, OsString)> {
+    let preload_var = if cfg!(target_os = "macos") {
+        "DYLD_INSERT_LIBRARIES"
+    } else {
+        "LD_PRELOAD"
+    };
+    let mut preload = OsString::from(lib.as_os_str());
+    if let Some(old) = std::env::var_os(preload_var).filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            let k = k.as_bytes();
+            !k.starts_with(b"FSGUARD_") && k != preload_var.as_bytes() && k != b"TMPDIR"
+        })
+        .collect();
+    env.push((preload_var.into(), preload));
+    env
+}
+
+/// A NULL-terminated array of pointers into `strings`, for execve.
+pub(crate) fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|c| c.as_ptr())
+        .chain([std::ptr::null()])
+        .collect()
 }
 
 pub(crate) fn pipe(flags: libc::c_int) -> Result<(OwnedFd, OwnedFd), String> {
@@ -72,6 +117,11 @@ pub(crate) fn reap(pid: libc::pid_t) {
 
 /// The forked child: runs only syscalls until exec. Reports failures on
 /// `err` as a tag byte and an errno.
+///
+/// # Safety
+/// Only in the child of `fork`, before anything else: it allocates nothing
+/// (another thread of the parent could have held the allocator's lock), and
+/// `argv` and `envp` must be NULL-terminated arrays of C strings.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn child(
     path: &CString,
