@@ -396,10 +396,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // handler runs for each of the gate's ptrace stops, and a child that
     // exits between two checks cannot be missed.
     let chld = SigChld::block();
-    // The cache directories are made while the command's loader runs under
-    // the gate, and are there before the gate lets the command go on (an
-    // untraced child made them itself before exec). Dropped before `tmp`.
-    let mut cache_maker = Maker::start(cache_dirs);
     drop((hs_child, rep_w, err_w, policy_fd));
 
     // What happened before exec.
@@ -436,6 +432,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             126
         }));
     }
+
+    // The cache directories are made while the command's loader runs under
+    // the gate, and are there before the gate lets the command go on (an
+    // untraced child made them itself before exec). Dropped before `tmp`.
+    let mut cache_maker = Maker::start(cache_dirs.filter(|_| was_traced));
 
     // Reported once, and only when the kernel left something out.
     if let (Some(note), false) = (&ll_note, opts.quiet) {
