@@ -181,6 +181,8 @@ impl Report {
         }
     }
 
+    /// Prints the counts, the first event of each kind and the distinct
+    /// events on stderr.
     pub(crate) fn summary(&self) {
         let s = |n: u64| if n == 1 { "access" } else { "accesses" };
         if let Some(first) = &self.first_blocked {

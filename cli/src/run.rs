@@ -218,6 +218,8 @@ fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
 /// The running command's pid (0: none), for the signal handlers.
 pub(crate) static CHILD: AtomicI32 = AtomicI32::new(0);
 
+/// `fsguard run`: runs the command under the library and supervises it
+/// (see the module documentation); its exit status, or 125 for fsguard's own.
 pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let Some((program, args)) = cli.rest.split_first() else {
         return Err(format!("run: no command given\n{USAGE}"));

@@ -21,6 +21,8 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
 
 extern "C" fn wake(_: libc::c_int) {}
 
+/// Forwards SIGINT, SIGTERM and SIGHUP to the command; SIGCHLD interrupts
+/// waits.
 pub(crate) fn install_handlers() {
     // SAFETY: plain sigaction setup with handlers that only call
     // async-signal-safe functions; no SA_RESTART so waits wake up.

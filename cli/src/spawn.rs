@@ -57,6 +57,7 @@ pub(crate) fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
         .collect()
 }
 
+/// A pipe: (read end, write end).
 pub(crate) fn pipe(flags: libc::c_int) -> Result<(OwnedFd, OwnedFd), String> {
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
@@ -93,6 +94,7 @@ pub(crate) fn sealed_policy(frozen: &str) -> Result<OwnedFd, String> {
     Ok(f.into())
 }
 
+/// Sets `O_NONBLOCK` on `fd`.
 pub(crate) fn set_nonblocking(fd: RawFd) {
     // SAFETY: fcntl on our own fd.
     unsafe {
@@ -107,6 +109,7 @@ pub(crate) const MSG_UNTRACED: u8 = b'U';
 pub(crate) const MSG_EXEC: u8 = b'E';
 pub(crate) const MSG_LANDLOCK: u8 = b'L';
 
+/// Waits for the child `pid` to end.
 pub(crate) fn reap(pid: libc::pid_t) {
     let mut st = 0;
     // SAFETY: our child; retried on EINTR.

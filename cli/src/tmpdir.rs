@@ -79,6 +79,7 @@ impl Drop for TmpDir {
 pub(crate) struct Maker(Option<std::thread::JoinHandle<()>>);
 
 impl Maker {
+    /// Starts making `dirs` (nothing to do for None).
     pub(crate) fn start(dirs: Option<crate::presets::CacheDirs>) -> Maker {
         let Some(dirs) = dirs else {
             return Maker(None);
@@ -95,6 +96,7 @@ impl Maker {
         }
     }
 
+    /// Waits until they are made.
     pub(crate) fn finish(&mut self) {
         if let Some(h) = self.0.take() {
             let _ = h.join();
