@@ -248,3 +248,52 @@ int main(int argc, char **argv) {
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// A program that is not traced (no gate waits for the supervisor) still
+/// finds the `cache` preset's directories made before it runs, and they go
+/// with the private TMPDIR at exit.
+#[test]
+fn static_program_finds_the_cache_directories() {
+    const CHECK: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+int main(void) {
+    const char *vars[] = {"XDG_CACHE_HOME", "PIP_CACHE_DIR", "VIRTUALENV_OVERRIDE_APP_DATA", "CARGO_HOME"};
+    for (int i = 0; i < 4; i++) {
+        const char *d = getenv(vars[i]);
+        struct stat st;
+        if (!d || stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            printf("missing %s=%s\n", vars[i], d ? d : "(unset)");
+            return 4;
+        }
+    }
+    struct stat st;
+    char link[4096];
+    snprintf(link, sizeof link, "%s/registry", getenv("CARGO_HOME"));
+    if (lstat(link, &st) != 0 || !S_ISLNK(st.st_mode)) {
+        printf("no link %s\n", link);
+        return 5;
+    }
+    printf("%s\n", getenv("TMPDIR"));
+    return 0;
+}
+"#;
+    let s = Scratch::new("static-cache");
+    let p = compile(&s.0, "check", CHECK, &["-static"]);
+    let cargo = s.path("cargo");
+    std::fs::create_dir_all(cargo.join("registry")).unwrap();
+    let o = fsguard(
+        &s.0,
+        "run",
+        &["--no-landlock", "--root", "ws", "--", p.to_str().unwrap()],
+        &[("CARGO_HOME", cargo.to_str().unwrap())],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let tmpdir = stdout(&o).trim().to_string();
+    assert!(tmpdir.contains("fsguard-"), "{tmpdir}");
+    assert!(
+        !std::path::Path::new(&tmpdir).exists(),
+        "{tmpdir} is left behind"
+    );
+}

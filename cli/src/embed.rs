@@ -182,11 +182,26 @@ fn verify(dir: &OwnedFd, name: &str, bytes: &[u8]) -> Result<(), String> {
     if st.st_size as u64 != bytes.len() as u64 {
         return Err("not the embedded library (size differs)".into());
     }
-    let mut have = Vec::with_capacity(bytes.len());
-    std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut have)
-        .map_err(|e| e.to_string())?;
-    if have != bytes {
-        return Err("not the embedded library (content differs)".into());
+    // Compared a block at a time, not read whole: no copy of the
+    // megabytes to allocate and fault in on every launch.
+    let differs = || Err("not the embedded library (content differs)".to_string());
+    let mut f = std::fs::File::from(fd);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut off = 0;
+    loop {
+        let n = match std::io::Read::read(&mut f, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        if bytes.get(off..off + n) != Some(&buf[..n]) {
+            return differs();
+        }
+        off += n;
+    }
+    if off != bytes.len() {
+        return differs();
     }
     Ok(())
 }

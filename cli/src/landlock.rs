@@ -164,7 +164,15 @@ pub fn ruleset(
     let write = AccessFs::from_write(NEWEST) & all;
     let file = AccessFs::from_file(NEWEST) & all;
     let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
-    let mut add = |p: &Path, a| rules.push((p.to_path_buf(), a));
+    // One rule per path (the built-in system list and the policy's overlap
+    // much): the kernel would take the union of the rights anyway.
+    let mut add = |p: &Path, a| match rules
+        .iter_mut()
+        .find(|(q, _)| q.as_os_str() == p.as_os_str())
+    {
+        Some((_, have)) => *have |= a,
+        None => rules.push((p.to_path_buf(), a)),
+    };
 
     // Reads: everything without a root; with one, the root, the read-allow
     // bases, installed software (the loader needs it, whatever `system`
@@ -244,12 +252,24 @@ pub fn ruleset(
         })?;
     for (path, access) in rules {
         let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if path.is_dir() { access } else { access & file };
+        // What the descriptor names, not the path again (a second lookup,
+        // and one that could find something else).
+        let access = if is_dir(&fd) { access } else { access & file };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| format!("landlock: {}: {e}", path.display()))?;
     }
     Ok(ruleset)
+}
+
+/// Whether `fd` is a directory.
+fn is_dir(fd: &PathFd) -> bool {
+    use std::os::fd::{AsFd, AsRawFd};
+    // SAFETY: a zeroed stat, filled by the kernel for a descriptor we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
 #[cfg(test)]

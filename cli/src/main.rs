@@ -8,12 +8,17 @@ mod discover;
 mod embed;
 mod gate;
 mod landlock;
+mod library;
 mod outcome;
 mod presets;
+mod relay;
 mod report;
 mod run;
 mod settings;
+mod signals;
+mod spawn;
 mod suggest;
+mod tmpdir;
 mod wrap;
 
 use std::process::ExitCode;

@@ -1,0 +1,104 @@
+//! Which library `run` preloads, and which programs it cannot follow.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The library: `$FSGUARD_LIB`, else next to this executable, else `../lib/`,
+/// else the copy the CLI carries (written to the user's cache).
+pub(crate) fn find_library() -> Result<PathBuf, String> {
+    let name = if cfg!(target_os = "macos") {
+        "libfsguard.dylib"
+    } else {
+        "libfsguard.so"
+    };
+    let candidates: Vec<PathBuf> = match std::env::var_os("FSGUARD_LIB") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => {
+            let exe = std::env::current_exe().map_err(|e| format!("cannot locate fsguard: {e}"))?;
+            let dir = exe.parent().unwrap_or(Path::new("/")).to_path_buf();
+            vec![dir.join(name), dir.join("../lib").join(name)]
+        }
+    };
+    for c in &candidates {
+        // The magic number only: the library is megabytes.
+        if let Ok(bytes) = std::fs::File::open(c).map(|f| {
+            let mut b = Vec::with_capacity(4);
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, 4), &mut b);
+            (b.len() == 4).then_some(b)
+        }) {
+            let elf = bytes.as_deref() == Some(b"\x7fELF");
+            let macho = bytes
+                .as_deref()
+                .is_some_and(|b| b[..3] == [0xcf, 0xfa, 0xed]);
+            if !(elf || macho) {
+                return Err(format!("{} is not a shared library", c.display()));
+            }
+            return std::fs::canonicalize(c).map_err(|e| format!("{}: {e}", c.display()));
+        }
+    }
+    let looked = candidates
+        .iter()
+        .map(|c| c.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if std::env::var_os("FSGUARD_LIB").is_some() {
+        return Err(format!("library not found (looked at {looked})"));
+    }
+    crate::embed::library()
+        .map_err(|e| format!("library not found (looked at {looked}), and {e}; set FSGUARD_LIB"))
+}
+
+/// Whether the library cannot follow `exe`: statically linked (no
+/// `PT_INTERP`), directly or as a script's interpreter. Set-id bits are
+/// ignored under `no_new_privs`, which `run` always sets.
+pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
+    let mut f = std::fs::File::open(exe).ok()?;
+    let mut head = [0u8; 256];
+    let n = std::io::Read::read(&mut f, &mut head).ok()?;
+    let head = &head[..n];
+    if head.starts_with(b"#!") && depth == 0 {
+        let line = head[2..].split(|&c| c == b'\n').next()?.trim_ascii();
+        let interp = line.split(|c| c.is_ascii_whitespace()).next()?;
+        return static_program(Path::new(OsStr::from_bytes(interp)), 1);
+    }
+    if head.len() < 64 || &head[..4] != b"\x7fELF" {
+        return None;
+    }
+    // The ELF header and the program headers: the first pages, not the
+    // whole (often megabytes) program.
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut data).ok()?;
+    data.splice(..0, head.iter().copied());
+    let le = data[5] == 1;
+    let rd = |data: &[u8], o: usize, n: usize| -> Option<u64> {
+        let b = data.get(o..o + n)?;
+        let mut v = [0u8; 8];
+        if le {
+            v[..n].copy_from_slice(b);
+            Some(u64::from_le_bytes(v))
+        } else {
+            v[8 - n..].copy_from_slice(b);
+            Some(u64::from_be_bytes(v))
+        }
+    };
+    let (phoff, ent, num) = if data[4] == 2 {
+        (
+            rd(&data, 0x20, 8)?,
+            rd(&data, 0x36, 2)?,
+            rd(&data, 0x38, 2)?,
+        )
+    } else {
+        (
+            rd(&data, 0x1c, 4)?,
+            rd(&data, 0x2a, 2)?,
+            rd(&data, 0x2c, 2)?,
+        )
+    };
+    if phoff.saturating_add(num * ent) > data.len() as u64 {
+        // Program headers past the first pages: read it all.
+        data = std::fs::read(exe).ok()?;
+    }
+    let interp = (0..num).any(|i| rd(&data, (phoff + i * ent) as usize, 4) == Some(3));
+    (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
+}
