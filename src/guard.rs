@@ -347,17 +347,18 @@ impl Guard {
 }
 
 /// Whether a resolved path names an existing object (not following a final
-/// symlink). A stack buffer: no allocation on the hook's path.
+/// symlink). A [`RawPath`]: no allocation, little stack.
 fn exists_nofollow(path: &[u8]) -> bool {
-    let mut buf = [0u8; 4097];
-    if path.len() >= buf.len() || path.contains(&0) {
+    let mut buf = RawPath::new();
+    if path.contains(&0) || !buf.push(path) {
         return false;
     }
-    buf[..path.len()].copy_from_slice(path);
-    let Ok(c) = CStr::from_bytes_until_nul(&buf) else {
-        return false;
-    };
-    rustix::fs::statat(rustix::fs::CWD, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    rustix::fs::statat(
+        rustix::fs::CWD,
+        buf.as_cstr(),
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .is_ok()
 }
 
 /// The open fast path: when the path's lexical form is allowed, open it with

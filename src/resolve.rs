@@ -23,8 +23,115 @@ use rustix::io::Errno;
 /// Longest resolved path the kernel hands back (`PATH_MAX`), plus one name.
 pub const PATH_CAP: usize = 4096 + 256;
 
-/// Dangling symlinks followed while resolving an `O_CREAT` target. Lower than
-/// the kernel's 40 to bound stack use; a longer chain fails with ELOOP.
+/// What a path buffer holds on the stack; a longer path moves to a mapping
+/// (see [`Spill`]). Most paths are far shorter.
+const PATH_INLINE: usize = 512;
+
+/// Bytes on the stack while they fit in `N`, in an anonymous mapping once
+/// they do not. A hook may run in a signal handler on an alternate stack of
+/// 8 KiB (`SIGSTKSZ`), of which the kernel's signal frame takes up to half:
+/// a buffer of `PATH_MAX` there overflows. `mmap` is a system call, safe in
+/// a signal handler and a forked child where `malloc` is not. Left
+/// uninitialized, as zeroing would cost more than the work.
+pub(crate) struct Spill<const N: usize> {
+    inline: [MaybeUninit<u8>; N],
+    /// The mapping (null: the bytes are `inline`).
+    map: *mut MaybeUninit<u8>,
+    map_len: usize,
+}
+
+impl<const N: usize> Spill<N> {
+    /// An empty buffer on the stack.
+    #[inline(always)]
+    pub(crate) fn new() -> Spill<N> {
+        Spill {
+            // SAFETY: an array of MaybeUninit needs no initialization.
+            inline: unsafe { MaybeUninit::uninit().assume_init() },
+            map: std::ptr::null_mut(),
+            map_len: 0,
+        }
+    }
+
+    /// How many bytes fit now.
+    #[inline]
+    pub(crate) fn capacity(&self) -> usize {
+        if self.map.is_null() {
+            N
+        } else {
+            self.map_len
+        }
+    }
+
+    /// The whole buffer.
+    #[inline]
+    pub(crate) fn buf(&mut self) -> &mut [MaybeUninit<u8>] {
+        if self.map.is_null() {
+            &mut self.inline
+        } else {
+            // SAFETY: a live mapping of `map_len` bytes, owned by self.
+            unsafe { std::slice::from_raw_parts_mut(self.map, self.map_len) }
+        }
+    }
+
+    /// The first `len` bytes.
+    ///
+    /// # Safety
+    /// They must have been written.
+    #[inline]
+    pub(crate) unsafe fn bytes(&self, len: usize) -> &[u8] {
+        let p: *const MaybeUninit<u8> = if self.map.is_null() {
+            self.inline.as_ptr()
+        } else {
+            self.map
+        };
+        debug_assert!(len <= self.capacity());
+        // SAFETY: the caller's guarantee; len is within the buffer.
+        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+    }
+
+    /// Makes room for `need` bytes, keeping the first `keep`.
+    pub(crate) fn reserve(&mut self, need: usize, keep: usize) -> Result<(), Errno> {
+        if need <= self.capacity() {
+            return Ok(());
+        }
+        let len = need.next_multiple_of(4096);
+        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+        let map = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE,
+            )
+        }?
+        .cast::<MaybeUninit<u8>>();
+        let keep = keep.min(self.capacity());
+        let old: *const MaybeUninit<u8> = self.buf().as_ptr();
+        // SAFETY: distinct buffers of at least `keep` bytes each.
+        unsafe { std::ptr::copy_nonoverlapping(old, map, keep) };
+        self.unmap();
+        self.map = map;
+        self.map_len = len;
+        Ok(())
+    }
+
+    fn unmap(&mut self) {
+        if !self.map.is_null() {
+            // SAFETY: our own mapping, no longer referred to.
+            let _ = unsafe { rustix::mm::munmap(self.map.cast(), self.map_len) };
+            self.map = std::ptr::null_mut();
+        }
+    }
+}
+
+impl<const N: usize> Drop for Spill<N> {
+    fn drop(&mut self) {
+        self.unmap();
+    }
+}
+
+/// Dangling symlinks followed while resolving an `O_CREAT` target (fewer
+/// than the kernel's 40); a longer chain fails with ELOOP.
 const MAX_LINKS: usize = 8;
 
 /// Set once `openat2` answered ENOSYS (a kernel before 5.6, a seccomp
@@ -77,27 +184,26 @@ pub enum Follow {
     Fd,
 }
 
-/// A resolved path in a stack buffer: absolute and canonical, or an
+/// A resolved path in a buffer: absolute and canonical, or an
 /// anonymous object name (`pipe:[12]`).
 ///
-/// Left uninitialized: zeroing 4 KiB per checked call would cost more than
-/// the check. A path longer than the kernel's names (deeper than
-/// `PATH_MAX`, see [`long_dir_path`]) lives on the heap instead.
+/// On the stack up to [`PATH_INLINE`] bytes, then in a mapping (see
+/// [`Spill`]); left uninitialized. A path longer than the kernel's names
+/// (deeper than `PATH_MAX`, see [`long_dir_path`]) lives on the heap.
 pub struct PathBuf {
-    buf: [MaybeUninit<u8>; PATH_CAP],
+    buf: Spill<PATH_INLINE>,
     len: usize,
     long: Option<Vec<u8>>,
 }
 
 impl PathBuf {
     /// An empty buffer. Not a `const fn`: a constant would be copied in,
-    /// zeroing 4 KiB per call.
+    /// zeroing it per call.
     #[inline(always)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> PathBuf {
         PathBuf {
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             len: 0,
             long: None,
         }
@@ -108,15 +214,20 @@ impl PathBuf {
         if let Some(long) = &self.long {
             return long;
         }
-        // SAFETY: the first `len` bytes were written by readlink or push_name.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+        // SAFETY: the first `len` bytes were written by readlink or put.
+        unsafe { self.buf.bytes(self.len) }
     }
 
-    fn put(&mut self, at: usize, bytes: &[u8]) {
-        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
+    /// Writes `bytes` at `at`, after the `at` bytes kept.
+    fn put(&mut self, at: usize, bytes: &[u8]) -> Result<(), Errno> {
+        self.buf
+            .reserve(at + bytes.len(), at)
+            .map_err(|_| Errno::NOMEM)?;
+        copy_into(&mut self.buf.buf()[at..at + bytes.len()], bytes);
+        Ok(())
     }
 
-    /// Starts a path of the kernel's length: the stack buffer again.
+    /// Starts a path of the kernel's length: the buffer again.
     fn set_len(&mut self, len: usize) {
         self.long = None;
         self.len = len;
@@ -136,10 +247,10 @@ impl PathBuf {
             return Ok(());
         }
         if self.as_bytes() != b"/" {
-            self.put(self.len, b"/");
+            self.put(self.len, b"/")?;
             self.len += 1;
         }
-        self.put(self.len, name);
+        self.put(self.len, name)?;
         self.len += name.len();
         Ok(())
     }
@@ -397,7 +508,7 @@ fn locate_slow(
             .map_err(Unresolved::Kernel);
     }
     if follow == Follow::Create {
-        return resolve_create(d, bytes, out, via, 0);
+        return resolve_create(d, bytes, out, via);
     }
     match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => {
@@ -409,7 +520,7 @@ fn locate_slow(
                     // A symlink to it, say: followed by hand, as for a
                     // create, to the object it leads to now.
                     drop(fd);
-                    resolve_create(d, bytes, out, via, 0)?;
+                    resolve_create(d, bytes, out, via)?;
                     if via.reach() != Reach::Object {
                         via.reset();
                         return Err(Unresolved::Failed(Errno::NAMETOOLONG));
@@ -502,74 +613,88 @@ fn resolve_create(
     bytes: &[u8],
     out: &mut PathBuf,
     via: &mut Via,
-    depth: usize,
 ) -> Result<(), Unresolved> {
-    let Some((parent, name)) = split(bytes) else {
-        // "/": a directory.
-        return Err(Unresolved::Kernel(Errno::ISDIR));
-    };
-    let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
-    if name == b"." || name == b".." {
-        // A directory that exists: the kernel will not create it.
-        return Err(Unresolved::Kernel(Errno::ISDIR));
-    }
-    let mut name_buf = [0u8; 256];
-    if name.len() >= name_buf.len() {
-        return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-    }
-    name_buf[..name.len()].copy_from_slice(name);
-    let cname =
-        CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
+    // A loop, not a recursion: one buffer for the symlink target walked
+    // next, whatever the chain's length. `from`: the directory of the last
+    // link, where a relative target starts.
     let mut target = RawPath::new();
-    match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target.buf[..4096]) {
-        Ok((t, _)) => {
-            if depth >= MAX_LINKS {
-                return Err(Unresolved::Kernel(Errno::LOOP));
+    let mut from: Option<OwnedFd> = None;
+    let mut links = 0;
+    loop {
+        let (path, start) = match &from {
+            None => (bytes, d),
+            Some(dir) => {
+                let t = target.bytes();
+                (
+                    t,
+                    if t.first() == Some(&b'/') {
+                        CWD
+                    } else {
+                        dir.as_fd()
+                    },
+                )
             }
-            if t.len() >= 4096 {
-                return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-            }
-            let t: &[u8] = t;
-            if t.ends_with(b"/") {
-                // The kernel creates nothing through a target that ends in
-                // a slash.
-                return Err(Unresolved::Kernel(Errno::ISDIR));
-            }
-            let start = if t.first() == Some(&b'/') {
-                CWD
-            } else {
-                pfd.as_fd()
-            };
-            resolve_create(start, t, out, via, depth + 1)
+        };
+        let Some((parent, name)) = split(path) else {
+            // "/": a directory.
+            return Err(Unresolved::Kernel(Errno::ISDIR));
+        };
+        let pfd = open_parent(start, parent).map_err(kernel_or_failed)?;
+        if name == b"." || name == b".." {
+            // A directory that exists: the kernel will not create it.
+            return Err(Unresolved::Kernel(Errno::ISDIR));
         }
-        // Not a symlink: the object itself, not followed (a symlink that
-        // appears there now is opened as one, which fails).
-        Err(Errno::INVAL) => {
-            let fd = rustix::fs::openat(
-                pfd.as_fd(),
-                cname,
-                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(kernel_or_failed)?;
-            if let Err(e) = fd_path_of(fd.as_fd(), out) {
-                // A non-directory deeper than PATH_MAX: it is this entry.
-                if e != Unresolved::Failed(Errno::NAMETOOLONG) {
-                    return Err(e);
+        let mut name_buf = [0u8; 256];
+        if name.len() >= name_buf.len() {
+            return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
+        }
+        name_buf[..name.len()].copy_from_slice(name);
+        let name = &name_buf[..name.len()];
+        let cname =
+            CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
+        match target.read_link(pfd.as_fd(), cname) {
+            Ok(t) => {
+                if links >= MAX_LINKS {
+                    return Err(Unresolved::Kernel(Errno::LOOP));
                 }
+                if t.ends_with(b"/") {
+                    // The kernel creates nothing through a target that ends
+                    // in a slash.
+                    return Err(Unresolved::Kernel(Errno::ISDIR));
+                }
+                links += 1;
+                from = Some(pfd);
+            }
+            // Not a symlink: the object itself, not followed (a symlink that
+            // appears there now is opened as one, which fails).
+            Err(Errno::INVAL) => {
+                let fd = rustix::fs::openat(
+                    pfd.as_fd(),
+                    cname,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(kernel_or_failed)?;
+                if let Err(e) = fd_path_of(fd.as_fd(), out) {
+                    // A non-directory deeper than PATH_MAX: it is this entry.
+                    if e != Unresolved::Failed(Errno::NAMETOOLONG) {
+                        return Err(e);
+                    }
+                    fd_path_of(pfd.as_fd(), out)?;
+                    out.push_name(name).map_err(Unresolved::Kernel)?;
+                }
+                via.set_object(fd, false);
+                return Ok(());
+            }
+            Err(Errno::NOENT) => {
                 fd_path_of(pfd.as_fd(), out)?;
                 out.push_name(name).map_err(Unresolved::Kernel)?;
+                return via
+                    .set_entry(pfd, name, false, true)
+                    .map_err(Unresolved::Kernel);
             }
-            via.set_object(fd, false);
-            Ok(())
+            Err(e) => return Err(kernel_or_failed(e)),
         }
-        Err(Errno::NOENT) => {
-            fd_path_of(pfd.as_fd(), out)?;
-            out.push_name(name).map_err(Unresolved::Kernel)?;
-            via.set_entry(pfd, name, false, true)
-                .map_err(Unresolved::Kernel)
-        }
-        Err(e) => Err(kernel_or_failed(e)),
     }
 }
 
@@ -635,18 +760,26 @@ fn kernel_name(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> 
     fd_link(fd.as_raw_fd(), &mut link);
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
     out.set_len(0);
-    let (init, _) = rustix::fs::readlinkat_raw(CWD, c, &mut out.buf[..PATH_CAP - 256]).map_err(
-        |e| match e {
-            // No such entry: a closed fd, or no /proc at all. Only the
-            // first is the kernel's answer; the second fails closed.
-            Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
-                Unresolved::Kernel(Errno::BADF)
-            }
-            e => Unresolved::Failed(e),
-        },
-    )?;
-    let n = init.len();
-    if n >= PATH_CAP - 256 {
+    let read = |buf: &mut [MaybeUninit<u8>]| {
+        rustix::fs::readlinkat_raw(CWD, c, buf)
+            .map(|(init, _)| init.len())
+            .map_err(|e| match e {
+                // No such entry: a closed fd, or no /proc at all. Only the
+                // first is the kernel's answer; the second fails closed.
+                Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
+                    Unresolved::Kernel(Errno::BADF)
+                }
+                e => Unresolved::Failed(e),
+            })
+    };
+    let max = PATH_CAP - 256;
+    let mut n = read(&mut out.buf.buf()[..PATH_INLINE.min(max)])?;
+    if n >= PATH_INLINE && n < max {
+        // Perhaps cut short: read again with room for PATH_MAX.
+        out.buf.reserve(max, 0).map_err(Unresolved::Failed)?;
+        n = read(&mut out.buf.buf()[..max])?;
+    }
+    if n >= max {
         return Err(Unresolved::Failed(Errno::NAMETOOLONG));
     }
     out.set_len(n);
@@ -767,11 +900,18 @@ fn name_in(parent: BorrowedFd<'_>, want: Id) -> Result<Vec<u8>, Errno> {
 }
 
 /// An absolute path as the kernel will walk it: the base (cwd or dirfd path)
-/// joined with the caller's path, unnormalized, NUL-terminated.
+/// joined with the caller's path, unnormalized, NUL-terminated. At most
+/// `PATH_MAX` bytes with the NUL; on the stack while short (see [`Spill`]).
 pub struct RawPath {
-    buf: [MaybeUninit<u8>; 4097],
+    buf: Spill<RAW_INLINE>,
     len: usize,
 }
+
+/// What a [`RawPath`] holds on the stack.
+const RAW_INLINE: usize = 512;
+
+/// A [`RawPath`]'s limit, with the NUL.
+const RAW_CAP: usize = 4097;
 
 impl RawPath {
     /// An empty buffer (not zeroed, as [`PathBuf::new`]).
@@ -779,37 +919,80 @@ impl RawPath {
     #[allow(clippy::new_without_default)]
     pub fn new() -> RawPath {
         RawPath {
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             len: 0,
         }
     }
 
     fn bytes(&self) -> &[u8] {
         // SAFETY: the first `len` bytes are written.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+        unsafe { self.buf.bytes(self.len) }
     }
 
-    fn push(&mut self, b: &[u8]) -> bool {
-        if self.len + b.len() >= self.buf.len() {
+    /// Appends `b`, keeping room for the NUL; false when the path would be
+    /// too long (or no room can be had).
+    pub(crate) fn push(&mut self, b: &[u8]) -> bool {
+        let end = self.len + b.len();
+        if end >= RAW_CAP || self.buf.reserve(end + 1, self.len).is_err() {
             return false;
         }
-        copy_into(&mut self.buf[self.len..self.len + b.len()], b);
-        self.len += b.len();
+        copy_into(&mut self.buf.buf()[self.len..end], b);
+        self.len = end;
         true
+    }
+
+    /// Reads the target of the symlink `name` in `dir` into the buffer
+    /// (replacing what it held); Err(ENAMETOOLONG) past `PATH_MAX`.
+    fn read_link(&mut self, dir: BorrowedFd<'_>, name: &CStr) -> Result<&[u8], Errno> {
+        self.len = 0;
+        let max = RAW_CAP - 1;
+        let mut n = rustix::fs::readlinkat_raw(dir, name, &mut self.buf.buf()[..RAW_INLINE])?
+            .0
+            .len();
+        if n >= RAW_INLINE {
+            // Perhaps cut short: read again with room for PATH_MAX.
+            self.buf.reserve(RAW_CAP, 0)?;
+            n = rustix::fs::readlinkat_raw(dir, name, &mut self.buf.buf()[..max])?
+                .0
+                .len();
+        }
+        if n >= max {
+            return Err(Errno::NAMETOOLONG);
+        }
+        self.len = n;
+        Ok(self.bytes())
+    }
+
+    /// The working directory, as `getcwd` gives it; false if it cannot.
+    fn cwd(&mut self) -> bool {
+        self.len = 0;
+        for cap in [RAW_INLINE, RAW_CAP] {
+            if self.buf.reserve(cap, 0).is_err() {
+                return false;
+            }
+            let buf = &mut self.buf.buf()[..cap];
+            // SAFETY: getcwd writes at most `cap - 1` bytes and a NUL into
+            // our buffer; it makes one syscall and is not hooked.
+            let p = unsafe { libc::getcwd(buf.as_mut_ptr().cast(), cap - 1) };
+            if !p.is_null() {
+                // SAFETY: getcwd NUL-terminated what it wrote.
+                self.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
+                return true;
+            }
+            if crate::guard::errno() != libc::ERANGE {
+                return false;
+            }
+        }
+        false
     }
 
     /// The first `n` bytes as a C string (a NUL is written after them).
     fn c_prefix(&mut self, n: usize) -> &CStr {
-        self.buf[n].write(0);
+        // `push` kept room for it.
+        self.buf.buf()[n].write(0);
         // SAFETY: bytes 0..n are written and contain no NUL (they come from
         // C strings and getcwd/readlink output); byte n is the NUL.
-        unsafe {
-            CStr::from_bytes_with_nul_unchecked(std::slice::from_raw_parts(
-                self.buf.as_ptr().cast::<u8>(),
-                n + 1,
-            ))
-        }
+        unsafe { CStr::from_bytes_with_nul_unchecked(self.buf.bytes(n + 1)) }
     }
 
     /// The whole path as a C string.
@@ -832,14 +1015,9 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
     raw.len = 0;
     if bytes[0] != b'/' {
         if dirfd == libc::AT_FDCWD {
-            // SAFETY: getcwd writes at most `len` bytes into our buffer; it
-            // makes one syscall and is not hooked.
-            let p = unsafe { libc::getcwd(raw.buf.as_mut_ptr().cast(), raw.buf.len() - 1) };
-            if p.is_null() {
+            if !raw.cwd() {
                 return None;
             }
-            // SAFETY: getcwd NUL-terminated what it wrote.
-            raw.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
         } else {
             fd_path(dirfd, out).ok()?;
             let base = out.as_bytes();
@@ -863,7 +1041,7 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
         if n > PATH_CAP {
             return None;
         }
-        out.put(0, &raw_bytes[..n]);
+        out.put(0, &raw_bytes[..n]).ok()?;
         out.set_len(n);
         return Some(());
     }
@@ -881,14 +1059,14 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
                     return None;
                 }
                 let at = out.len;
-                out.put(at, b"/");
-                out.put(at + 1, name);
+                out.put(at, b"/").ok()?;
+                out.put(at + 1, name).ok()?;
                 out.len = at + 1 + name.len();
             }
         }
     }
     if out.len == 0 {
-        out.put(0, b"/");
+        out.put(0, b"/").ok()?;
         out.len = 1;
     }
     Some(())
