@@ -124,8 +124,14 @@ impl std::ops::Index<usize> for Vias {
 /// reaches exactly the objects checked: the hook acts through those fds,
 /// so nothing renamed or swapped after the check can redirect it.
 pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> {
-    let mut vias = Vias::new(targets);
-    check_into(call, targets, &mut vias).map(|()| vias)
+    // Built where it is returned: one copy of the Vias on the stack.
+    let mut r = Ok(Vias::new(targets));
+    if let Ok(vias) = &mut r {
+        if let Err(e) = check_into(call, targets, vias) {
+            r = Err(e);
+        }
+    }
+    r
 }
 
 /// [`check_act`] into the caller's [`Vias`] (made with [`Vias::new`] from
@@ -179,17 +185,38 @@ impl Guard {
         vias: &mut [Via; 2],
     ) -> Result<(), c_int> {
         let [v0, v1] = vias;
+        if targets.len() == 1 {
+            return self.check_one(call, &targets[0], v0);
+        }
+        self.check_two(call, targets, v0, v1)
+    }
+
+    /// A call of two paths: both are named in the trace line, so both
+    /// buffers are held.
+    #[inline(never)]
+    fn check_two(
+        &self,
+        call: &'static str,
+        targets: &[Target],
+        v0: &mut Via,
+        v1: &mut Via,
+    ) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first, v0)?;
-        if targets.len() == 1 {
-            let p = first.as_bytes();
-            return self.decide(call, &targets[0], p, p, None);
-        }
         let mut second = PathBuf::new();
         self.resolve(call, &targets[1], &mut second, v1)?;
         let (a, b) = (first.as_bytes(), second.as_bytes());
         self.decide(call, &targets[0], a, a, Some(b))?;
         self.decide(call, &targets[1], b, a, Some(b))
+    }
+
+    /// A call of one path: one path buffer on the stack, not two.
+    #[inline(never)]
+    fn check_one(&self, call: &'static str, t: &Target, via: &mut Via) -> Result<(), c_int> {
+        let mut path = PathBuf::new();
+        self.resolve(call, t, &mut path, via)?;
+        let p = path.as_bytes();
+        self.decide(call, t, p, p, None)
     }
 
     fn resolve(
@@ -347,7 +374,9 @@ impl Guard {
 }
 
 /// Whether a resolved path names an existing object (not following a final
-/// symlink). A [`RawPath`]: no allocation, little stack.
+/// symlink). A [`RawPath`]: no allocation, little stack, and that only
+/// when called.
+#[inline(never)]
 fn exists_nofollow(path: &[u8]) -> bool {
     let mut buf = RawPath::new();
     if path.contains(&0) || !buf.push(path) {

@@ -429,31 +429,30 @@ fn locate_fast(
             Err(_) => return None,
         }
     }
-    // An entry, or a create of a missing name: the parent and the name.
-    let mut name_buf = [0u8; 256];
-    let (plen, name, bare) = {
+    // An entry, or a create of a missing name: the parent and the name,
+    // both left in `raw` (the parent's NUL goes where a slash was).
+    let (plen, name_at, name_len) = {
         let all = raw.bytes();
         let (parent, name) = split(all)?;
-        if name == b"." || name == b".." {
+        if name == b"." || name == b".." || name.len() > 255 {
             return None;
         }
-        (
-            parent.len(),
-            copy_name(name, &mut name_buf)?,
-            parent.is_empty(),
-        )
+        let at = name.as_ptr() as usize - all.as_ptr() as usize;
+        (parent.len(), at, name.len())
     };
     let created = follow == Follow::Create;
-    if bare {
+    if plen == 0 {
         // A bare name relative to the caller's dirfd: that dirfd is the parent.
+        let name = &raw.bytes()[name_at..name_at + name_len];
         return Some(
             via.set_entry_borrowed(dirfd, name, slash, created)
                 .map_err(Unresolved::Kernel),
         );
     }
+    let (parent, name) = raw.c_prefix_and(plen, name_at, name_len);
     match openat2(
         start,
-        raw.c_prefix(plen),
+        parent,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
         how,
@@ -465,15 +464,6 @@ fn locate_fast(
         Err(e @ (Errno::NOENT | Errno::NOTDIR)) => kernel(e),
         Err(_) => None,
     }
-}
-
-/// A name (at most `NAME_MAX` bytes) copied out; `None` if longer.
-fn copy_name<'a>(name: &[u8], buf: &'a mut [u8; 256]) -> Option<&'a [u8]> {
-    if name.len() > 255 {
-        return None;
-    }
-    buf[..name.len()].copy_from_slice(name);
-    Some(&buf[..name.len()])
 }
 
 /// The kernel's route: open what the kernel would reach (`O_PATH`), ask
@@ -993,6 +983,19 @@ impl RawPath {
         // SAFETY: bytes 0..n are written and contain no NUL (they come from
         // C strings and getcwd/readlink output); byte n is the NUL.
         unsafe { CStr::from_bytes_with_nul_unchecked(self.buf.bytes(n + 1)) }
+    }
+
+    /// The first `n` bytes as a C string, and the `len` bytes at `at`,
+    /// which lie after them.
+    fn c_prefix_and(&mut self, n: usize, at: usize, len: usize) -> (&CStr, &[u8]) {
+        assert!(n < at && at + len <= self.len);
+        self.buf.buf()[n].write(0);
+        // SAFETY: bytes 0..self.len are written, byte n now being the NUL
+        // (see c_prefix).
+        let all = unsafe { self.buf.bytes(self.len) };
+        // SAFETY: as in c_prefix: no NUL before byte n.
+        let c = unsafe { CStr::from_bytes_with_nul_unchecked(&all[..=n]) };
+        (c, &all[at..at + len])
     }
 
     /// The whole path as a C string.

@@ -177,6 +177,11 @@ impl Sink {
                 )
             })?;
         }
+        if format == LogFormat::Json {
+            // The first clock read finds the vDSO, which takes stack: done
+            // here, not in a signal handler on a small stack.
+            let _ = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+        }
         Ok(sink)
     }
 
@@ -264,6 +269,8 @@ impl Sink {
 
     /// Counts a lost line; the first time, says so on the starting stderr
     /// (or to the supervisor); tells the supervisor each time.
+    #[cold]
+    #[inline(never)]
     fn lost(&self, e: rustix::io::Errno) {
         LOST.fetch_add(1, Ordering::Relaxed);
         if !report_lost(1) {
