@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved, Via};
+use crate::resolve::{self, Follow, Joined, PathBuf, RawPath, Unresolved, Via};
 use crate::trace::{Event, Sink};
 use rustix::io::Errno;
 
@@ -417,11 +417,16 @@ pub fn open_fast(
     let r = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: non-NULL, and the caller's C string.
         let path = unsafe { CStr::from_ptr(path) };
-        let mut out = PathBuf::new();
+        // The usual path needs no folding: decided on the joined path
+        // itself, with one buffer on the stack.
         let mut raw = RawPath::new();
-        resolve::lexical(dirfd, path, &mut out, &mut raw)?;
-        if !g.policy.decide(access, out.as_bytes()).allowed {
-            return None;
+        match resolve::join_cwd(dirfd, path, &mut raw) {
+            Some(Joined::Plain(n)) => {
+                if !g.policy.decide(access, raw.prefix(n)).allowed {
+                    return None;
+                }
+            }
+            joined => lexical_allowed(g, access, dirfd, path, &mut raw, joined.is_some())?,
         }
         resolve::open_exact(dirfd, path, &mut raw, flags, mode)
     }))
@@ -441,6 +446,30 @@ pub fn open_fast(
             Some(-1)
         }
     }
+}
+
+/// Whether `access` to `path`'s lexical form is allowed, for [`open_fast`]:
+/// `joined`, its join to the cwd is in `raw` already. Out of line, so the
+/// second buffer is on the stack only here.
+#[inline(never)]
+fn lexical_allowed(
+    g: &Guard,
+    access: Access,
+    dirfd: c_int,
+    path: &CStr,
+    raw: &mut RawPath,
+    joined: bool,
+) -> Option<()> {
+    let mut out = PathBuf::new();
+    if joined {
+        resolve::fold(raw, &mut out)?;
+    } else {
+        resolve::lexical(dirfd, path, &mut out, raw)?;
+    }
+    g.policy
+        .decide(access, out.as_bytes())
+        .allowed
+        .then_some(())
 }
 
 /// `O_CREAT | O_DIRECTORY` is EINVAL since Linux 6.4, before the path is

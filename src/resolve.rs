@@ -73,6 +73,16 @@ impl<const N: usize> Spill<N> {
         }
     }
 
+    /// Where the bytes start.
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        if self.map.is_null() {
+            self.inline.as_ptr().cast()
+        } else {
+            self.map.cast_const().cast()
+        }
+    }
+
     /// The first `len` bytes.
     ///
     /// # Safety
@@ -919,6 +929,11 @@ impl RawPath {
         unsafe { self.buf.bytes(self.len) }
     }
 
+    /// The first `n` bytes of the path.
+    pub fn prefix(&self, n: usize) -> &[u8] {
+        &self.bytes()[..n]
+    }
+
     /// Appends `b`, keeping room for the NUL; false when the path would be
     /// too long (or no room can be had).
     pub(crate) fn push(&mut self, b: &[u8]) -> bool {
@@ -1010,34 +1025,60 @@ impl RawPath {
 /// crossed, which the caller proves with `RESOLVE_NO_SYMLINKS` ([`verify`],
 /// or an `openat2` that does the real work). `None`: take the slow path.
 pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) -> Option<()> {
+    out.set_len(0);
+    if dirfd == libc::AT_FDCWD || path.to_bytes().first() == Some(&b'/') {
+        join_cwd(dirfd, path, raw)?;
+        return fold(raw, out);
+    }
     let bytes = path.to_bytes();
     if bytes.is_empty() {
         return None;
     }
-    out.set_len(0);
     raw.len = 0;
-    if bytes[0] != b'/' {
-        if dirfd == libc::AT_FDCWD {
-            if !raw.cwd() {
-                return None;
-            }
-        } else {
-            fd_path(dirfd, out).ok()?;
-            let base = out.as_bytes();
-            if out.long.is_some() {
-                return None;
-            }
-            if base.first() != Some(&b'/') || !raw.push(base) {
-                return None;
-            }
-        }
-        if raw.bytes().first() != Some(&b'/') || !raw.push(b"/") {
-            return None;
-        }
+    fd_path(dirfd, out).ok()?;
+    let base = out.as_bytes();
+    if out.long.is_some() {
+        return None;
+    }
+    if base.first() != Some(&b'/') || !raw.push(base) || !raw.push(b"/") || !raw.push(bytes) {
+        return None;
+    }
+    fold(raw, out)
+}
+
+/// What [`join_cwd`] made of a path.
+pub enum Joined {
+    /// Nothing to fold: the first `n` bytes of the joined path are its
+    /// lexical form.
+    Plain(usize),
+    /// [`fold`] gives its lexical form.
+    Fold,
+}
+
+/// The first half of [`lexical`] for an absolute path or one relative to the
+/// cwd, which needs no second buffer: joins `path` to the cwd into `raw`.
+/// `None`: relative to another dirfd, or not joinable (take [`lexical`]).
+pub fn join_cwd(dirfd: i32, path: &CStr, raw: &mut RawPath) -> Option<Joined> {
+    let bytes = path.to_bytes();
+    if bytes.is_empty() || (bytes[0] != b'/' && dirfd != libc::AT_FDCWD) {
+        return None;
+    }
+    raw.len = 0;
+    if bytes[0] != b'/' && (!raw.cwd() || raw.bytes().first() != Some(&b'/') || !raw.push(b"/")) {
+        return None;
     }
     if !raw.push(bytes) {
         return None;
     }
+    Some(match folded_len(raw.bytes()) {
+        Some(n) => Joined::Plain(n),
+        None => Joined::Fold,
+    })
+}
+
+/// The second half of [`lexical`]: the joined path in `raw`, folded into
+/// `out`.
+pub fn fold(raw: &RawPath, out: &mut PathBuf) -> Option<()> {
     let raw_bytes = raw.bytes();
     if let Some(n) = folded_len(raw_bytes) {
         // Nothing to fold (the usual case): one copy.
@@ -1048,7 +1089,6 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
         out.set_len(n);
         return Some(());
     }
-    // Fold into `out`.
     out.set_len(0);
     for comp in raw_bytes.split(|&b| b == b'/') {
         match comp {
@@ -1192,9 +1232,10 @@ pub enum Reach {
     Entry,
 }
 
-/// Room for `/proc/self/fd/N/` plus a name of `NAME_MAX` bytes, a slash and
-/// the NUL.
-const VIA_CAP: usize = 32 + 256 + 2;
+/// Room on the stack for `/proc/self/fd/N/` plus a name of 128 bytes, a
+/// slash and the NUL: every hook holds two. A longer name (up to
+/// `NAME_MAX`) moves to a mapping (see [`Spill`]).
+const VIA_INLINE: usize = 32 + 128 + 2;
 
 /// What a check leaves for the call: how to reach exactly the object the
 /// decision was about. Hooks pass [`Via::dirfd`] and [`Via::path`] to the
@@ -1213,7 +1254,7 @@ pub struct Via {
     /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
     /// NUL-terminated; written before `reach` leaves `Caller`, left
     /// uninitialized until then (every hook makes one, checked or not).
-    buf: [MaybeUninit<u8>; VIA_CAP],
+    buf: Spill<VIA_INLINE>,
     /// Where the name starts in `buf`.
     name_at: usize,
 }
@@ -1228,8 +1269,7 @@ impl Via {
             created: false,
             caller_dirfd: dirfd,
             caller_path: path,
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             name_at: 0,
         }
     }
@@ -1255,8 +1295,9 @@ impl Via {
         self.reach
     }
 
+    /// Writes `bytes` at `at` (room was made).
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
+        copy_into(&mut self.buf.buf()[at..at + bytes.len()], bytes);
     }
 
     fn put_fd_link(&mut self, fd: i32) -> usize {
@@ -1294,11 +1335,14 @@ impl Via {
         created: bool,
     ) -> Result<(), Errno> {
         self.close();
+        // Held first, so a failure below still closes it.
+        self.fd = fd;
+        self.owned = owned;
+        self.reach = Reach::Caller;
         if name.len() > 255 {
             return Err(Errno::NAMETOOLONG);
         }
-        self.fd = fd;
-        self.owned = owned;
+        self.buf.reserve(32 + name.len() + 2, 0)?;
         self.reach = Reach::Entry;
         self.created = created;
         let mut n = self.put_fd_link(fd);
@@ -1356,7 +1400,8 @@ impl Via {
     pub fn path(&self) -> *const libc::c_char {
         match self.reach {
             Reach::Caller => self.caller_path,
-            Reach::Object | Reach::Entry => self.buf[self.name_at..].as_ptr().cast(),
+            // SAFETY: name_at lies within the written link.
+            Reach::Object | Reach::Entry => unsafe { self.buf.as_ptr().add(self.name_at).cast() },
         }
     }
 
