@@ -391,7 +391,9 @@ pub unsafe fn locate(
     locate_slow(dirfd, path, follow, slash, out, via)
 }
 
-/// The lexical route (see [`locate`]); `None`: take the kernel's route.
+/// The lexical route (see [`locate`]); `None`: take the kernel's route. Out
+/// of line: its buffer is off the stack when the kernel's route runs.
+#[inline(never)]
 fn locate_fast(
     dirfd: i32,
     path: &CStr,
@@ -614,53 +616,76 @@ fn resolve_create(
     out: &mut PathBuf,
     via: &mut Via,
 ) -> Result<(), Unresolved> {
-    // A loop, not a recursion: one buffer for the symlink target walked
-    // next, whatever the chain's length. `from`: the directory of the last
-    // link, where a relative target starts.
-    let mut target = RawPath::new();
+    // A loop, not a recursion, over one buffer: the path walked (the
+    // caller's, then each symlink's target), its parent and name
+    // NUL-terminated in place. A target is read into `out`, unused until
+    // the end. `from`: the directory of the last link, where a relative
+    // target starts.
+    let mut path = RawPath::new();
+    if !path.push(bytes) {
+        return Err(if bytes.len() >= RAW_CAP {
+            Unresolved::Kernel(Errno::NAMETOOLONG)
+        } else {
+            Unresolved::Failed(Errno::NOMEM)
+        });
+    }
     let mut from: Option<OwnedFd> = None;
     let mut links = 0;
     loop {
-        let (path, start) = match &from {
-            None => (bytes, d),
-            Some(dir) => {
-                let t = target.bytes();
-                (
-                    t,
-                    if t.first() == Some(&b'/') {
-                        CWD
-                    } else {
-                        dir.as_fd()
-                    },
-                )
-            }
+        let all = path.bytes();
+        let start = match &from {
+            Some(dir) if all.first() != Some(&b'/') => dir.as_fd(),
+            Some(_) => CWD,
+            None => d,
         };
-        let Some((parent, name)) = split(path) else {
+        let Some((parent, name)) = split(all) else {
             // "/": a directory.
             return Err(Unresolved::Kernel(Errno::ISDIR));
         };
-        let pfd = open_parent(start, parent).map_err(kernel_or_failed)?;
+        let name_at = name.as_ptr() as usize - all.as_ptr() as usize;
+        let name_len = name.len();
+        // The parent: "." for a bare name, "/" when only slashes come
+        // before the name, else the first `plen` bytes.
+        let plen = if parent.is_empty() || all[..name_at].iter().all(|&b| b == b'/') {
+            None
+        } else {
+            Some(parent.len())
+        };
+        let pc = match plen {
+            None if parent.is_empty() => c".",
+            None => c"/",
+            Some(n) => path.c_prefix(n),
+        };
+        let pfd = rustix::fs::openat(
+            start,
+            pc,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(kernel_or_failed)?;
+        let (cname, name) = path.c_name(name_at, name_len);
         if name == b"." || name == b".." {
             // A directory that exists: the kernel will not create it.
             return Err(Unresolved::Kernel(Errno::ISDIR));
         }
-        let mut name_buf = [0u8; 256];
-        if name.len() >= name_buf.len() {
+        if name.len() >= 256 {
             return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
         }
-        name_buf[..name.len()].copy_from_slice(name);
-        let name = &name_buf[..name.len()];
-        let cname =
-            CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-        match target.read_link(pfd.as_fd(), cname) {
-            Ok(t) => {
+        match read_link(pfd.as_fd(), cname, &mut out.buf) {
+            Ok(n) => {
                 if links >= MAX_LINKS {
                     return Err(Unresolved::Kernel(Errno::LOOP));
                 }
+                // SAFETY: readlink wrote the first n bytes.
+                let t = unsafe { out.buf.bytes(n) };
                 if t.ends_with(b"/") {
                     // The kernel creates nothing through a target that ends
                     // in a slash.
                     return Err(Unresolved::Kernel(Errno::ISDIR));
+                }
+                path.len = 0;
+                if !path.push(t) {
+                    return Err(Unresolved::Failed(Errno::NOMEM));
                 }
                 links += 1;
                 from = Some(pfd);
@@ -696,6 +721,31 @@ fn resolve_create(
             Err(e) => return Err(kernel_or_failed(e)),
         }
     }
+}
+
+/// Reads the target of the symlink `name` in `dir` into `buf`: first into
+/// what it holds, then, if that was too short, into room for `PATH_MAX`.
+/// Its length; Err(ENAMETOOLONG) past `PATH_MAX`.
+fn read_link<const N: usize>(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    buf: &mut Spill<N>,
+) -> Result<usize, Errno> {
+    let max = RAW_CAP - 1;
+    let first = buf.capacity().min(max);
+    let mut n = rustix::fs::readlinkat_raw(dir, name, &mut buf.buf()[..first])?
+        .0
+        .len();
+    if n >= first && first < max {
+        buf.reserve(RAW_CAP, 0)?;
+        n = rustix::fs::readlinkat_raw(dir, name, &mut buf.buf()[..max])?
+            .0
+            .len();
+    }
+    if n >= max {
+        return Err(Errno::NAMETOOLONG);
+    }
+    Ok(n)
 }
 
 /// The kernel's name for an open fd of the caller's, asked of
@@ -802,6 +852,8 @@ fn id_of(fd: BorrowedFd<'_>) -> Result<(Id, bool), Errno> {
 /// every link is checked again from that ancestor down (and its name read
 /// again), so a directory moved during the walk fails closed instead of
 /// yielding a path it never had. Off the hot path: it allocates.
+#[cold]
+#[inline(never)]
 fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     let failed = Unresolved::Failed;
     let (me, dir) = id_of(fd).map_err(failed)?;
@@ -946,28 +998,6 @@ impl RawPath {
         true
     }
 
-    /// Reads the target of the symlink `name` in `dir` into the buffer
-    /// (replacing what it held); Err(ENAMETOOLONG) past `PATH_MAX`.
-    fn read_link(&mut self, dir: BorrowedFd<'_>, name: &CStr) -> Result<&[u8], Errno> {
-        self.len = 0;
-        let max = RAW_CAP - 1;
-        let mut n = rustix::fs::readlinkat_raw(dir, name, &mut self.buf.buf()[..RAW_INLINE])?
-            .0
-            .len();
-        if n >= RAW_INLINE {
-            // Perhaps cut short: read again with room for PATH_MAX.
-            self.buf.reserve(RAW_CAP, 0)?;
-            n = rustix::fs::readlinkat_raw(dir, name, &mut self.buf.buf()[..max])?
-                .0
-                .len();
-        }
-        if n >= max {
-            return Err(Errno::NAMETOOLONG);
-        }
-        self.len = n;
-        Ok(self.bytes())
-    }
-
     /// The working directory, as `getcwd` gives it; false if it cannot.
     fn cwd(&mut self) -> bool {
         self.len = 0;
@@ -1010,6 +1040,20 @@ impl RawPath {
         let all = unsafe { self.buf.bytes(self.len) };
         // SAFETY: as in c_prefix: no NUL before byte n.
         let c = unsafe { CStr::from_bytes_with_nul_unchecked(&all[..=n]) };
+        (c, &all[at..at + len])
+    }
+
+    /// The `len` bytes at `at` (a name) as a C string, a NUL written after
+    /// them (over a slash, or past the end), and as bytes.
+    fn c_name(&mut self, at: usize, len: usize) -> (&CStr, &[u8]) {
+        assert!(at + len <= self.len);
+        // `push` kept room for a NUL at `self.len`.
+        self.buf.buf()[at + len].write(0);
+        // SAFETY: bytes 0..self.len are written, and byte self.len now
+        // if that is where the NUL went.
+        let all = unsafe { self.buf.bytes(self.len.max(at + len + 1)) };
+        // SAFETY: a name has no NUL; byte at + len is the NUL.
+        let c = unsafe { CStr::from_bytes_with_nul_unchecked(&all[at..=at + len]) };
         (c, &all[at..at + len])
     }
 

@@ -1,7 +1,8 @@
 //! Stack budget (issue 17): a signal handler on an 8 KiB alternate stack
 //! (`SIGSTKSZ`) that calls a hooked function must not overflow it, whatever
 //! the call: allowed, denied, two long paths, a path of nearly `PATH_MAX`,
-//! a line that must be escaped at length, in text and in JSON.
+//! a line that must be escaped at length, paths through symlinks (the
+//! kernel's route of resolution), in text and in JSON.
 //!
 //! `tests/c/sigaltstack.c` runs each call in a handler on such a stack with
 //! 64 KiB of `PROT_NONE` below it (an overflow kills the program instead of
@@ -47,6 +48,8 @@ fn path_of_len(dir: &Path, len: usize) -> PathBuf {
 
 /// One call the program makes in its handler, and what it must give.
 struct Case {
+    /// Named in the report of stack use.
+    what: &'static str,
     arg: String,
     /// errno the call must fail with; 0: it must work.
     errno: i32,
@@ -113,38 +116,68 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
     }
     std::fs::create_dir_all(&quoted).unwrap();
     let quoted = quoted.join("f");
+    // The kernel's route: a symlink on the way, and a dangling one that a
+    // create would follow.
+    let linked = outside.join("linked");
+    mkdir(&linked);
+    std::os::unix::fs::symlink(&linked, ws.join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.join("target"), ws.join("dangling")).unwrap();
 
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let cases = [
         Case {
+            what: "allowed open, relative",
             arg: "open-write:allowed.txt".into(),
             errno: 0,
             line: None,
         },
         Case {
+            what: "allowed open, 3.8 KB path",
             arg: format!("open-read:{}", s(&src)),
             errno: 0,
             line: None,
         },
         Case {
+            what: "denied open",
             arg: format!("open-write:{}", s(&outside.join("denied"))),
             errno: EACCES,
             line: Some(("open", outside.join("denied"), None)),
         },
         Case {
+            what: "denied rename, 3.8 KB paths",
             arg: format!("rename:{}:{}", s(&src), s(&dst)),
             errno: EACCES,
             line: Some(("rename", src.clone(), Some(dst.clone()))),
         },
         Case {
+            what: "denied open, 4095 B path",
             arg: format!("open-write:{}", s(&near_max)),
             errno: EACCES,
             line: Some(("open", near_max.clone(), None)),
         },
         Case {
+            what: "denied open, 2000 quotes",
             arg: format!("open-write:{}", s(&quoted)),
             errno: EACCES,
             line: Some(("open", quoted.clone(), None)),
+        },
+        Case {
+            what: "denied open via symlink",
+            arg: format!("open-write:{}", s(&ws.join("link/new"))),
+            errno: EACCES,
+            line: Some(("open", linked.join("new"), None)),
+        },
+        Case {
+            what: "denied create via dangling link",
+            arg: "open-write:dangling".into(),
+            errno: EACCES,
+            line: Some(("open", outside.join("target"), None)),
+        },
+        Case {
+            what: "denied rename via symlink",
+            arg: format!("rename:{}:{}", s(&src), s(&ws.join("link/moved"))),
+            errno: EACCES,
+            line: Some(("rename", src.clone(), Some(linked.join("moved")))),
         },
     ];
 
@@ -192,8 +225,7 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
         };
         assert_eq!(field("errno="), i64::from(c.errno), "{}\n{ctx}", c.arg);
         assert_eq!(field("ret="), if c.errno == 0 { 0 } else { -1 }, "{ctx}");
-        let name: String = c.arg.split(':').next().unwrap().into();
-        used.push((name, field("used=") as usize));
+        used.push((c.what.to_string(), field("used=") as usize));
     }
 
     // One line per denial, in order, naming the resolved paths.
@@ -240,7 +272,7 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
 
 fn report(format: &str, used: &[(String, usize)]) {
     for (name, n) in used {
-        println!("{format:>4} {name:<20} {n:>5} of {STACK} bytes");
+        println!("{format:>4} {name:<32} {n:>5} of {STACK} bytes");
     }
 }
 
