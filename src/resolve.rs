@@ -104,17 +104,27 @@ impl<const N: usize> Spill<N> {
         if need <= self.capacity() {
             return Ok(());
         }
-        let len = need.next_multiple_of(4096);
-        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
-        let map = unsafe {
-            rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
-                rustix::mm::MapFlags::PRIVATE,
-            )
-        }?
-        .cast::<MaybeUninit<u8>>();
+        let len = need.next_multiple_of(SPARE_LEN);
+        let spare = if len == SPARE_LEN {
+            take_spare()
+        } else {
+            std::ptr::null_mut()
+        };
+        let map = if spare.is_null() {
+            // SAFETY: a fresh private anonymous mapping; nothing else
+            // refers to it.
+            unsafe {
+                rustix::mm::mmap_anonymous(
+                    std::ptr::null_mut(),
+                    len,
+                    rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                    rustix::mm::MapFlags::PRIVATE,
+                )
+            }?
+            .cast::<MaybeUninit<u8>>()
+        } else {
+            spare.cast::<MaybeUninit<u8>>()
+        };
         let keep = keep.min(self.capacity());
         let old: *const MaybeUninit<u8> = self.buf().as_ptr();
         // SAFETY: distinct buffers of at least `keep` bytes each.
@@ -126,12 +136,55 @@ impl<const N: usize> Spill<N> {
     }
 
     fn unmap(&mut self) {
-        if !self.map.is_null() {
+        if self.map.is_null() {
+            return;
+        }
+        if self.map_len != SPARE_LEN || !give_spare(self.map.cast()) {
             // SAFETY: our own mapping, no longer referred to.
             let _ = unsafe { rustix::mm::munmap(self.map.cast(), self.map_len) };
-            self.map = std::ptr::null_mut();
+        }
+        self.map = std::ptr::null_mut();
+    }
+}
+
+/// The size of a [`Spill`]'s mapping: room for any buffer of the library's
+/// (a trace line of 12 KiB is the largest).
+const SPARE_LEN: usize = 16 * 1024;
+
+/// Mappings given back, for the next [`Spill`] to take: a fresh mapping and
+/// its unmapping (and the page faults in between) cost more than the work
+/// they serve. Lock-free (a slot is taken or filled by one atomic
+/// operation, never waited for), so a signal handler or a forked child
+/// cannot find it held; when all are taken, a mapping is made.
+static SPARES: [std::sync::atomic::AtomicPtr<u8>; 8] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; 8];
+
+fn take_spare() -> *mut u8 {
+    use std::sync::atomic::Ordering;
+    for slot in &SPARES {
+        if !slot.load(Ordering::Relaxed).is_null() {
+            let p = slot.swap(std::ptr::null_mut(), Ordering::Acquire);
+            if !p.is_null() {
+                return p;
+            }
         }
     }
+    std::ptr::null_mut()
+}
+
+/// Keeps `p` (a mapping of SPARE_LEN bytes) for later; false when every
+/// slot is full.
+fn give_spare(p: *mut u8) -> bool {
+    use std::sync::atomic::Ordering;
+    SPARES.iter().any(|slot| {
+        slot.compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            Ordering::Release,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    })
 }
 
 impl<const N: usize> Drop for Spill<N> {
