@@ -514,7 +514,14 @@ fn locate_fast(
                 .map_err(Unresolved::Kernel),
         );
     }
-    let (parent, name) = raw.c_prefix_and(plen, name_at, name_len);
+    // A parent that is only slashes is the root, and the name may start
+    // right after its one byte.
+    let root = raw.bytes()[..name_at].iter().all(|&b| b == b'/');
+    let (parent, name) = if root {
+        (c"/", &raw.bytes()[name_at..name_at + name_len])
+    } else {
+        raw.c_prefix_and(plen, name_at, name_len)
+    };
     match openat2(
         start,
         parent,
@@ -876,8 +883,9 @@ fn kernel_name(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> 
             })
     };
     let max = PATH_CAP - 256;
-    let mut n = read(&mut out.buf.buf()[..PATH_INLINE.min(max)])?;
-    if n >= PATH_INLINE && n < max {
+    let first = out.buf.capacity().min(max);
+    let mut n = read(&mut out.buf.buf()[..first])?;
+    if n >= first && first < max {
         // Perhaps cut short: read again with room for PATH_MAX.
         out.buf.reserve(max, 0).map_err(Unresolved::Failed)?;
         n = read(&mut out.buf.buf()[..max])?;
@@ -1623,6 +1631,22 @@ mod tests {
         assert_eq!(out.as_bytes(), b"/");
         drop(fd);
         std::fs::remove_dir_all(&top).unwrap();
+    }
+
+    #[test]
+    fn an_entry_right_below_the_root_keeps_its_name() {
+        let mut out = PathBuf::new();
+        for (p, want) in [
+            (c"/tmp", &b"/tmp"[..]),
+            (c"//tmp", b"/tmp"),
+            (c"/fsguard-no-such-name", b"/fsguard-no-such-name"),
+        ] {
+            for follow in [Follow::Entry, Follow::NoFollow, Follow::Create] {
+                // SAFETY: a C string literal.
+                unsafe { resolve(libc::AT_FDCWD, p.as_ptr(), follow, &mut out) }.unwrap();
+                assert_eq!(out.as_bytes(), want, "{p:?} {follow:?}");
+            }
+        }
     }
 
     #[test]
