@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Builder, Context, Policy, Rule, Settings};
 
-use crate::resolve::{self, Follow, PathBuf, RawPath, Unresolved, Via};
+use crate::resolve::{self, Follow, Joined, PathBuf, RawPath, Unresolved, Via};
 use crate::trace::{Event, Sink};
 use rustix::io::Errno;
 
@@ -197,8 +197,14 @@ impl std::ops::Index<usize> for Vias {
 /// reaches exactly the objects checked: the hook acts through those fds,
 /// so nothing renamed or swapped after the check can redirect it.
 pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> {
-    let mut vias = Vias::new(targets);
-    check_into(call, targets, &mut vias).map(|()| vias)
+    // Built where it is returned: one copy of the Vias on the stack.
+    let mut r = Ok(Vias::new(targets));
+    if let Ok(vias) = &mut r {
+        if let Err(e) = check_into(call, targets, vias) {
+            r = Err(e);
+        }
+    }
+    r
 }
 
 /// [`check_act`] into the caller's [`Vias`] (made with [`Vias::new`] from
@@ -252,17 +258,38 @@ impl Guard {
         vias: &mut [Via; 2],
     ) -> Result<(), c_int> {
         let [v0, v1] = vias;
+        if targets.len() == 1 {
+            return self.check_one(call, &targets[0], v0);
+        }
+        self.check_two(call, targets, v0, v1)
+    }
+
+    /// A call of two paths: both are named in the trace line, so both
+    /// buffers are held.
+    #[inline(never)]
+    fn check_two(
+        &self,
+        call: &'static str,
+        targets: &[Target],
+        v0: &mut Via,
+        v1: &mut Via,
+    ) -> Result<(), c_int> {
         let mut first = PathBuf::new();
         self.resolve(call, &targets[0], &mut first, v0)?;
-        if targets.len() == 1 {
-            let p = first.as_bytes();
-            return self.decide(call, &targets[0], p, p, None);
-        }
         let mut second = PathBuf::new();
         self.resolve(call, &targets[1], &mut second, v1)?;
         let (a, b) = (first.as_bytes(), second.as_bytes());
         self.decide(call, &targets[0], a, a, Some(b))?;
         self.decide(call, &targets[1], b, a, Some(b))
+    }
+
+    /// A call of one path: one path buffer on the stack, not two.
+    #[inline(never)]
+    fn check_one(&self, call: &'static str, t: &Target, via: &mut Via) -> Result<(), c_int> {
+        let mut path = PathBuf::new();
+        self.resolve(call, t, &mut path, via)?;
+        let p = path.as_bytes();
+        self.decide(call, t, p, p, None)
     }
 
     fn resolve(
@@ -415,17 +442,20 @@ impl Guard {
 }
 
 /// Whether a resolved path names an existing object (not following a final
-/// symlink). A stack buffer: no allocation on the hook's path.
+/// symlink). A [`RawPath`]: no allocation, little stack, and that only
+/// when called.
+#[inline(never)]
 fn exists_nofollow(path: &[u8]) -> bool {
-    let mut buf = [0u8; 4097];
-    if path.len() >= buf.len() || path.contains(&0) {
+    let mut buf = RawPath::new();
+    if path.contains(&0) || !buf.push(path) {
         return false;
     }
-    buf[..path.len()].copy_from_slice(path);
-    let Ok(c) = CStr::from_bytes_until_nul(&buf) else {
-        return false;
-    };
-    rustix::fs::statat(rustix::fs::CWD, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    rustix::fs::statat(
+        rustix::fs::CWD,
+        buf.as_cstr(),
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .is_ok()
 }
 
 /// The open fast path: when the path's lexical form is allowed, open it with
@@ -449,11 +479,16 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let path = path.get()?;
-        let mut out = PathBuf::new();
+        // The usual path needs no folding: decided on the joined path
+        // itself, with one buffer on the stack.
         let mut raw = RawPath::new();
-        resolve::lexical(dirfd, path, &mut out, &mut raw)?;
-        if !g.policy.decide(access, out.as_bytes()).allowed {
-            return None;
+        match resolve::join_cwd(dirfd, path, &mut raw) {
+            Some(Joined::Plain(n)) => {
+                if !g.policy.decide(access, raw.prefix(n)).allowed {
+                    return None;
+                }
+            }
+            joined => lexical_allowed(g, access, dirfd, path, &mut raw, joined.is_some())?,
         }
         resolve::open_exact(dirfd, path, &mut raw, flags, mode)
     }))
@@ -473,6 +508,30 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
             Some(-1)
         }
     }
+}
+
+/// Whether `access` to `path`'s lexical form is allowed, for [`open_fast`]:
+/// `joined`, its join to the cwd is in `raw` already. Out of line, so the
+/// second buffer is on the stack only here.
+#[inline(never)]
+fn lexical_allowed(
+    g: &Guard,
+    access: Access,
+    dirfd: c_int,
+    path: &CStr,
+    raw: &mut RawPath,
+    joined: bool,
+) -> Option<()> {
+    let mut out = PathBuf::new();
+    if joined {
+        resolve::fold(raw, &mut out)?;
+    } else {
+        resolve::lexical(dirfd, path, &mut out, raw)?;
+    }
+    g.policy
+        .decide(access, out.as_bytes())
+        .allowed
+        .then_some(())
 }
 
 /// `O_CREAT | O_DIRECTORY` is EINVAL since Linux 6.4, before the path is

@@ -23,8 +23,178 @@ use rustix::io::Errno;
 /// Longest resolved path the kernel hands back (`PATH_MAX`), plus one name.
 pub const PATH_CAP: usize = 4096 + 256;
 
-/// Dangling symlinks followed while resolving an `O_CREAT` target. Lower than
-/// the kernel's 40 to bound stack use; a longer chain fails with ELOOP.
+/// What a path buffer holds on the stack; a longer path moves to a mapping
+/// (see [`Spill`]). Most paths are far shorter.
+const PATH_INLINE: usize = 512;
+
+/// Bytes on the stack while they fit in `N`, in an anonymous mapping once
+/// they do not. A hook may run in a signal handler on an alternate stack of
+/// 8 KiB (`SIGSTKSZ`), of which the kernel's signal frame takes up to half:
+/// a buffer of `PATH_MAX` there overflows. `mmap` is a system call, safe in
+/// a signal handler and a forked child where `malloc` is not. Left
+/// uninitialized, as zeroing would cost more than the work.
+pub(crate) struct Spill<const N: usize> {
+    inline: [MaybeUninit<u8>; N],
+    /// The mapping (null: the bytes are `inline`).
+    map: *mut MaybeUninit<u8>,
+    map_len: usize,
+}
+
+impl<const N: usize> Spill<N> {
+    /// An empty buffer on the stack.
+    #[inline(always)]
+    pub(crate) fn new() -> Spill<N> {
+        Spill {
+            // SAFETY: an array of MaybeUninit needs no initialization.
+            inline: unsafe { MaybeUninit::uninit().assume_init() },
+            map: std::ptr::null_mut(),
+            map_len: 0,
+        }
+    }
+
+    /// How many bytes fit now.
+    #[inline]
+    pub(crate) fn capacity(&self) -> usize {
+        if self.map.is_null() {
+            N
+        } else {
+            self.map_len
+        }
+    }
+
+    /// The whole buffer.
+    #[inline]
+    pub(crate) fn buf(&mut self) -> &mut [MaybeUninit<u8>] {
+        if self.map.is_null() {
+            &mut self.inline
+        } else {
+            // SAFETY: a live mapping of `map_len` bytes, owned by self.
+            unsafe { std::slice::from_raw_parts_mut(self.map, self.map_len) }
+        }
+    }
+
+    /// Where the bytes start.
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        if self.map.is_null() {
+            self.inline.as_ptr().cast()
+        } else {
+            self.map.cast_const().cast()
+        }
+    }
+
+    /// The first `len` bytes.
+    ///
+    /// # Safety
+    /// They must have been written.
+    #[inline]
+    pub(crate) unsafe fn bytes(&self, len: usize) -> &[u8] {
+        let p: *const MaybeUninit<u8> = if self.map.is_null() {
+            self.inline.as_ptr()
+        } else {
+            self.map
+        };
+        debug_assert!(len <= self.capacity());
+        // SAFETY: the caller's guarantee; len is within the buffer.
+        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+    }
+
+    /// Makes room for `need` bytes, keeping the first `keep`.
+    pub(crate) fn reserve(&mut self, need: usize, keep: usize) -> Result<(), Errno> {
+        if need <= self.capacity() {
+            return Ok(());
+        }
+        let len = need.next_multiple_of(SPARE_LEN);
+        let spare = if len == SPARE_LEN {
+            take_spare()
+        } else {
+            std::ptr::null_mut()
+        };
+        let map = if spare.is_null() {
+            // SAFETY: a fresh private anonymous mapping; nothing else
+            // refers to it.
+            unsafe {
+                rustix::mm::mmap_anonymous(
+                    std::ptr::null_mut(),
+                    len,
+                    rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                    rustix::mm::MapFlags::PRIVATE,
+                )
+            }?
+            .cast::<MaybeUninit<u8>>()
+        } else {
+            spare.cast::<MaybeUninit<u8>>()
+        };
+        let keep = keep.min(self.capacity());
+        let old: *const MaybeUninit<u8> = self.buf().as_ptr();
+        // SAFETY: distinct buffers of at least `keep` bytes each.
+        unsafe { std::ptr::copy_nonoverlapping(old, map, keep) };
+        self.unmap();
+        self.map = map;
+        self.map_len = len;
+        Ok(())
+    }
+
+    fn unmap(&mut self) {
+        if self.map.is_null() {
+            return;
+        }
+        if self.map_len != SPARE_LEN || !give_spare(self.map.cast()) {
+            // SAFETY: our own mapping, no longer referred to.
+            let _ = unsafe { rustix::mm::munmap(self.map.cast(), self.map_len) };
+        }
+        self.map = std::ptr::null_mut();
+    }
+}
+
+/// The size of a [`Spill`]'s mapping: room for any buffer of the library's
+/// (a trace line of 12 KiB is the largest).
+const SPARE_LEN: usize = 16 * 1024;
+
+/// Mappings given back, for the next [`Spill`] to take: a fresh mapping and
+/// its unmapping (and the page faults in between) cost more than the work
+/// they serve. Lock-free (a slot is taken or filled by one atomic
+/// operation, never waited for), so a signal handler or a forked child
+/// cannot find it held; when all are taken, a mapping is made.
+static SPARES: [std::sync::atomic::AtomicPtr<u8>; 8] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; 8];
+
+fn take_spare() -> *mut u8 {
+    use std::sync::atomic::Ordering;
+    for slot in &SPARES {
+        if !slot.load(Ordering::Relaxed).is_null() {
+            let p = slot.swap(std::ptr::null_mut(), Ordering::Acquire);
+            if !p.is_null() {
+                return p;
+            }
+        }
+    }
+    std::ptr::null_mut()
+}
+
+/// Keeps `p` (a mapping of SPARE_LEN bytes) for later; false when every
+/// slot is full.
+fn give_spare(p: *mut u8) -> bool {
+    use std::sync::atomic::Ordering;
+    SPARES.iter().any(|slot| {
+        slot.compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            Ordering::Release,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    })
+}
+
+impl<const N: usize> Drop for Spill<N> {
+    fn drop(&mut self) {
+        self.unmap();
+    }
+}
+
+/// Dangling symlinks followed while resolving an `O_CREAT` target (fewer
+/// than the kernel's 40); a longer chain fails with ELOOP.
 const MAX_LINKS: usize = 8;
 
 /// Set once `openat2` answered ENOSYS (a kernel before 5.6, a seccomp
@@ -77,27 +247,26 @@ pub enum Follow {
     Fd,
 }
 
-/// A resolved path in a stack buffer: absolute and canonical, or an
+/// A resolved path in a buffer: absolute and canonical, or an
 /// anonymous object name (`pipe:[12]`).
 ///
-/// Left uninitialized: zeroing 4 KiB per checked call would cost more than
-/// the check. A path longer than the kernel's names (deeper than
-/// `PATH_MAX`, see [`long_dir_path`]) lives on the heap instead.
+/// On the stack up to [`PATH_INLINE`] bytes, then in a mapping (see
+/// [`Spill`]); left uninitialized. A path longer than the kernel's names
+/// (deeper than `PATH_MAX`, see [`long_dir_path`]) lives on the heap.
 pub struct PathBuf {
-    buf: [MaybeUninit<u8>; PATH_CAP],
+    buf: Spill<PATH_INLINE>,
     len: usize,
     long: Option<Vec<u8>>,
 }
 
 impl PathBuf {
     /// An empty buffer. Not a `const fn`: a constant would be copied in,
-    /// zeroing 4 KiB per call.
+    /// zeroing it per call.
     #[inline(always)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> PathBuf {
         PathBuf {
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             len: 0,
             long: None,
         }
@@ -108,15 +277,20 @@ impl PathBuf {
         if let Some(long) = &self.long {
             return long;
         }
-        // SAFETY: the first `len` bytes were written by readlink or push_name.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+        // SAFETY: the first `len` bytes were written by readlink or put.
+        unsafe { self.buf.bytes(self.len) }
     }
 
-    fn put(&mut self, at: usize, bytes: &[u8]) {
-        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
+    /// Writes `bytes` at `at`, after the `at` bytes kept.
+    fn put(&mut self, at: usize, bytes: &[u8]) -> Result<(), Errno> {
+        self.buf
+            .reserve(at + bytes.len(), at)
+            .map_err(|_| Errno::NOMEM)?;
+        copy_into(&mut self.buf.buf()[at..at + bytes.len()], bytes);
+        Ok(())
     }
 
-    /// Starts a path of the kernel's length: the stack buffer again.
+    /// Starts a path of the kernel's length: the buffer again.
     fn set_len(&mut self, len: usize) {
         self.long = None;
         self.len = len;
@@ -136,10 +310,10 @@ impl PathBuf {
             return Ok(());
         }
         if self.as_bytes() != b"/" {
-            self.put(self.len, b"/");
+            self.put(self.len, b"/")?;
             self.len += 1;
         }
-        self.put(self.len, name);
+        self.put(self.len, name)?;
         self.len += name.len();
         Ok(())
     }
@@ -261,7 +435,9 @@ pub fn locate(
     locate_slow(dirfd, path, follow, slash, out, via)
 }
 
-/// The lexical route (see [`locate`]); `None`: take the kernel's route.
+/// The lexical route (see [`locate`]); `None`: take the kernel's route. Out
+/// of line: its buffer is off the stack when the kernel's route runs.
+#[inline(never)]
 fn locate_fast(
     dirfd: i32,
     path: &CStr,
@@ -309,31 +485,37 @@ fn locate_fast(
             Err(_) => return None,
         }
     }
-    // An entry, or a create of a missing name: the parent and the name.
-    let mut name_buf = [0u8; 256];
-    let (plen, name, bare) = {
+    // An entry, or a create of a missing name: the parent and the name,
+    // both left in `raw` (the parent's NUL goes where a slash was).
+    let (plen, name_at, name_len) = {
         let all = raw.bytes();
         let (parent, name) = split(all)?;
-        if name == b"." || name == b".." {
+        if name == b"." || name == b".." || name.len() > 255 {
             return None;
         }
-        (
-            parent.len(),
-            copy_name(name, &mut name_buf)?,
-            parent.is_empty(),
-        )
+        let at = name.as_ptr() as usize - all.as_ptr() as usize;
+        (parent.len(), at, name.len())
     };
     let created = follow == Follow::Create;
-    if bare {
+    if plen == 0 {
         // A bare name relative to the caller's dirfd: that dirfd is the parent.
+        let name = &raw.bytes()[name_at..name_at + name_len];
         return Some(
             via.set_entry_borrowed(dirfd, name, slash, created)
                 .map_err(Unresolved::Kernel),
         );
     }
+    // A parent that is only slashes is the root, and the name may start
+    // right after its one byte.
+    let root = raw.bytes()[..name_at].iter().all(|&b| b == b'/');
+    let (parent, name) = if root {
+        (c"/", &raw.bytes()[name_at..name_at + name_len])
+    } else {
+        raw.c_prefix_and(plen, name_at, name_len)
+    };
     match openat2(
         start,
-        raw.c_prefix(plen),
+        parent,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
         how,
@@ -345,15 +527,6 @@ fn locate_fast(
         Err(e @ (Errno::NOENT | Errno::NOTDIR)) => kernel(e),
         Err(_) => None,
     }
-}
-
-/// A name (at most `NAME_MAX` bytes) copied out; `None` if longer.
-fn copy_name<'a>(name: &[u8], buf: &'a mut [u8; 256]) -> Option<&'a [u8]> {
-    if name.len() > 255 {
-        return None;
-    }
-    buf[..name.len()].copy_from_slice(name);
-    Some(&buf[..name.len()])
 }
 
 /// The kernel's route: open what the kernel would reach (`O_PATH`), ask
@@ -388,7 +561,7 @@ fn locate_slow(
             .map_err(Unresolved::Kernel);
     }
     if follow == Follow::Create {
-        return resolve_create(d, bytes, out, via, 0);
+        return resolve_create(d, bytes, out, via);
     }
     match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => {
@@ -400,7 +573,7 @@ fn locate_slow(
                     // A symlink to it, say: followed by hand, as for a
                     // create, to the object it leads to now.
                     drop(fd);
-                    resolve_create(d, bytes, out, via, 0)?;
+                    resolve_create(d, bytes, out, via)?;
                     if via.reach() != Reach::Object {
                         via.reset();
                         return Err(Unresolved::Failed(Errno::NAMETOOLONG));
@@ -493,75 +666,137 @@ fn resolve_create(
     bytes: &[u8],
     out: &mut PathBuf,
     via: &mut Via,
-    depth: usize,
 ) -> Result<(), Unresolved> {
-    let Some((parent, name)) = split(bytes) else {
-        // "/": a directory.
-        return Err(Unresolved::Kernel(Errno::ISDIR));
-    };
-    let pfd = open_parent(d, parent).map_err(kernel_or_failed)?;
-    if name == b"." || name == b".." {
-        // A directory that exists: the kernel will not create it.
-        return Err(Unresolved::Kernel(Errno::ISDIR));
+    // A loop, not a recursion, over one buffer: the path walked (the
+    // caller's, then each symlink's target), its parent and name
+    // NUL-terminated in place. A target is read into `out`, unused until
+    // the end. `from`: the directory of the last link, where a relative
+    // target starts.
+    let mut path = RawPath::new();
+    if !path.push(bytes) {
+        return Err(if bytes.len() >= RAW_CAP {
+            Unresolved::Kernel(Errno::NAMETOOLONG)
+        } else {
+            Unresolved::Failed(Errno::NOMEM)
+        });
     }
-    let mut name_buf = [0u8; 256];
-    if name.len() >= name_buf.len() {
-        return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-    }
-    name_buf[..name.len()].copy_from_slice(name);
-    let cname =
-        CStr::from_bytes_until_nul(&name_buf).map_err(|_| Unresolved::Kernel(Errno::INVAL))?;
-    let mut target = RawPath::new();
-    match rustix::fs::readlinkat_raw(pfd.as_fd(), cname, &mut target.buf[..4096]) {
-        Ok((t, _)) => {
-            if depth >= MAX_LINKS {
-                return Err(Unresolved::Kernel(Errno::LOOP));
-            }
-            if t.len() >= 4096 {
-                return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
-            }
-            let t: &[u8] = t;
-            if t.ends_with(b"/") {
-                // The kernel creates nothing through a target that ends in
-                // a slash.
-                return Err(Unresolved::Kernel(Errno::ISDIR));
-            }
-            let start = if t.first() == Some(&b'/') {
-                CWD
-            } else {
-                pfd.as_fd()
-            };
-            resolve_create(start, t, out, via, depth + 1)
+    let mut from: Option<OwnedFd> = None;
+    let mut links = 0;
+    loop {
+        let all = path.bytes();
+        let start = match &from {
+            Some(dir) if all.first() != Some(&b'/') => dir.as_fd(),
+            Some(_) => CWD,
+            None => d,
+        };
+        let Some((parent, name)) = split(all) else {
+            // "/": a directory.
+            return Err(Unresolved::Kernel(Errno::ISDIR));
+        };
+        let name_at = name.as_ptr() as usize - all.as_ptr() as usize;
+        let name_len = name.len();
+        // The parent: "." for a bare name, "/" when only slashes come
+        // before the name, else the first `plen` bytes.
+        let plen = if parent.is_empty() || all[..name_at].iter().all(|&b| b == b'/') {
+            None
+        } else {
+            Some(parent.len())
+        };
+        let pc = match plen {
+            None if parent.is_empty() => c".",
+            None => c"/",
+            Some(n) => path.c_prefix(n),
+        };
+        let pfd = rustix::fs::openat(
+            start,
+            pc,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(kernel_or_failed)?;
+        let (cname, name) = path.c_name(name_at, name_len);
+        if name == b"." || name == b".." {
+            // A directory that exists: the kernel will not create it.
+            return Err(Unresolved::Kernel(Errno::ISDIR));
         }
-        // Not a symlink: the object itself, not followed (a symlink that
-        // appears there now is opened as one, which fails).
-        Err(Errno::INVAL) => {
-            let fd = rustix::fs::openat(
-                pfd.as_fd(),
-                cname,
-                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(kernel_or_failed)?;
-            if let Err(e) = fd_path_of(fd.as_fd(), out) {
-                // A non-directory deeper than PATH_MAX: it is this entry.
-                if e != Unresolved::Failed(Errno::NAMETOOLONG) {
-                    return Err(e);
+        if name.len() >= 256 {
+            return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
+        }
+        match read_link(pfd.as_fd(), cname, &mut out.buf) {
+            Ok(n) => {
+                if links >= MAX_LINKS {
+                    return Err(Unresolved::Kernel(Errno::LOOP));
                 }
+                // SAFETY: readlink wrote the first n bytes.
+                let t = unsafe { out.buf.bytes(n) };
+                if t.ends_with(b"/") {
+                    // The kernel creates nothing through a target that ends
+                    // in a slash.
+                    return Err(Unresolved::Kernel(Errno::ISDIR));
+                }
+                path.len = 0;
+                if !path.push(t) {
+                    return Err(Unresolved::Failed(Errno::NOMEM));
+                }
+                links += 1;
+                from = Some(pfd);
+            }
+            // Not a symlink: the object itself, not followed (a symlink that
+            // appears there now is opened as one, which fails).
+            Err(Errno::INVAL) => {
+                let fd = rustix::fs::openat(
+                    pfd.as_fd(),
+                    cname,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(kernel_or_failed)?;
+                if let Err(e) = fd_path_of(fd.as_fd(), out) {
+                    // A non-directory deeper than PATH_MAX: it is this entry.
+                    if e != Unresolved::Failed(Errno::NAMETOOLONG) {
+                        return Err(e);
+                    }
+                    fd_path_of(pfd.as_fd(), out)?;
+                    out.push_name(name).map_err(Unresolved::Kernel)?;
+                }
+                via.set_object(fd, false);
+                return Ok(());
+            }
+            Err(Errno::NOENT) => {
                 fd_path_of(pfd.as_fd(), out)?;
                 out.push_name(name).map_err(Unresolved::Kernel)?;
+                return via
+                    .set_entry(pfd, name, false, true)
+                    .map_err(Unresolved::Kernel);
             }
-            via.set_object(fd, false);
-            Ok(())
+            Err(e) => return Err(kernel_or_failed(e)),
         }
-        Err(Errno::NOENT) => {
-            fd_path_of(pfd.as_fd(), out)?;
-            out.push_name(name).map_err(Unresolved::Kernel)?;
-            via.set_entry(pfd, name, false, true)
-                .map_err(Unresolved::Kernel)
-        }
-        Err(e) => Err(kernel_or_failed(e)),
     }
+}
+
+/// Reads the target of the symlink `name` in `dir` into `buf`: first into
+/// what it holds, then, if that was too short, into room for `PATH_MAX`.
+/// Its length; Err(ENAMETOOLONG) past `PATH_MAX`.
+fn read_link<const N: usize>(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    buf: &mut Spill<N>,
+) -> Result<usize, Errno> {
+    let max = RAW_CAP - 1;
+    let first = buf.capacity().min(max);
+    let mut n = rustix::fs::readlinkat_raw(dir, name, &mut buf.buf()[..first])?
+        .0
+        .len();
+    if n >= first && first < max {
+        buf.reserve(RAW_CAP, 0)?;
+        n = rustix::fs::readlinkat_raw(dir, name, &mut buf.buf()[..max])?
+            .0
+            .len();
+    }
+    if n >= max {
+        return Err(Errno::NAMETOOLONG);
+    }
+    Ok(n)
 }
 
 /// The kernel's name for an open fd of the caller's, asked of
@@ -626,18 +861,27 @@ fn kernel_name(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> 
     fd_link(fd.as_raw_fd(), &mut link);
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
     out.set_len(0);
-    let (init, _) = rustix::fs::readlinkat_raw(CWD, c, &mut out.buf[..PATH_CAP - 256]).map_err(
-        |e| match e {
-            // No such entry: a closed fd, or no /proc at all. Only the
-            // first is the kernel's answer; the second fails closed.
-            Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
-                Unresolved::Kernel(Errno::BADF)
-            }
-            e => Unresolved::Failed(e),
-        },
-    )?;
-    let n = init.len();
-    if n >= PATH_CAP - 256 {
+    let read = |buf: &mut [MaybeUninit<u8>]| {
+        rustix::fs::readlinkat_raw(CWD, c, buf)
+            .map(|(init, _)| init.len())
+            .map_err(|e| match e {
+                // No such entry: a closed fd, or no /proc at all. Only the
+                // first is the kernel's answer; the second fails closed.
+                Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
+                    Unresolved::Kernel(Errno::BADF)
+                }
+                e => Unresolved::Failed(e),
+            })
+    };
+    let max = PATH_CAP - 256;
+    let first = out.buf.capacity().min(max);
+    let mut n = read(&mut out.buf.buf()[..first])?;
+    if n >= first && first < max {
+        // Perhaps cut short: read again with room for PATH_MAX.
+        out.buf.reserve(max, 0).map_err(Unresolved::Failed)?;
+        n = read(&mut out.buf.buf()[..max])?;
+    }
+    if n >= max {
         return Err(Unresolved::Failed(Errno::NAMETOOLONG));
     }
     out.set_len(n);
@@ -660,6 +904,8 @@ fn id_of(fd: BorrowedFd<'_>) -> Result<(Id, bool), Errno> {
 /// every link is checked again from that ancestor down (and its name read
 /// again), so a directory moved during the walk fails closed instead of
 /// yielding a path it never had. Off the hot path: it allocates.
+#[cold]
+#[inline(never)]
 fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
     let failed = Unresolved::Failed;
     let (me, dir) = id_of(fd).map_err(failed)?;
@@ -758,11 +1004,18 @@ fn name_in(parent: BorrowedFd<'_>, want: Id) -> Result<Vec<u8>, Errno> {
 }
 
 /// An absolute path as the kernel will walk it: the base (cwd or dirfd path)
-/// joined with the caller's path, unnormalized, NUL-terminated.
+/// joined with the caller's path, unnormalized, NUL-terminated. At most
+/// `PATH_MAX` bytes with the NUL; on the stack while short (see [`Spill`]).
 pub struct RawPath {
-    buf: [MaybeUninit<u8>; 4097],
+    buf: Spill<RAW_INLINE>,
     len: usize,
 }
+
+/// What a [`RawPath`] holds on the stack.
+const RAW_INLINE: usize = 512;
+
+/// A [`RawPath`]'s limit, with the NUL.
+const RAW_CAP: usize = 4097;
 
 impl RawPath {
     /// An empty buffer (not zeroed, as [`PathBuf::new`]).
@@ -770,37 +1023,90 @@ impl RawPath {
     #[allow(clippy::new_without_default)]
     pub fn new() -> RawPath {
         RawPath {
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             len: 0,
         }
     }
 
     fn bytes(&self) -> &[u8] {
         // SAFETY: the first `len` bytes are written.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+        unsafe { self.buf.bytes(self.len) }
     }
 
-    fn push(&mut self, b: &[u8]) -> bool {
-        if self.len + b.len() >= self.buf.len() {
+    /// The first `n` bytes of the path.
+    pub fn prefix(&self, n: usize) -> &[u8] {
+        &self.bytes()[..n]
+    }
+
+    /// Appends `b`, keeping room for the NUL; false when the path would be
+    /// too long (or no room can be had).
+    pub(crate) fn push(&mut self, b: &[u8]) -> bool {
+        let end = self.len + b.len();
+        if end >= RAW_CAP || self.buf.reserve(end + 1, self.len).is_err() {
             return false;
         }
-        copy_into(&mut self.buf[self.len..self.len + b.len()], b);
-        self.len += b.len();
+        copy_into(&mut self.buf.buf()[self.len..end], b);
+        self.len = end;
         true
+    }
+
+    /// The working directory, as `getcwd` gives it; false if it cannot.
+    fn cwd(&mut self) -> bool {
+        self.len = 0;
+        for cap in [RAW_INLINE, RAW_CAP] {
+            if self.buf.reserve(cap, 0).is_err() {
+                return false;
+            }
+            let buf = &mut self.buf.buf()[..cap];
+            // SAFETY: getcwd writes at most `cap - 1` bytes and a NUL into
+            // our buffer; it makes one syscall and is not hooked.
+            let p = unsafe { libc::getcwd(buf.as_mut_ptr().cast(), cap - 1) };
+            if !p.is_null() {
+                // SAFETY: getcwd NUL-terminated what it wrote.
+                self.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
+                return true;
+            }
+            if crate::guard::errno() != libc::ERANGE {
+                return false;
+            }
+        }
+        false
     }
 
     /// The first `n` bytes as a C string (a NUL is written after them).
     fn c_prefix(&mut self, n: usize) -> &CStr {
-        self.buf[n].write(0);
+        // `push` kept room for it.
+        self.buf.buf()[n].write(0);
         // SAFETY: bytes 0..n are written and contain no NUL (they come from
         // C strings and getcwd/readlink output); byte n is the NUL.
-        unsafe {
-            CStr::from_bytes_with_nul_unchecked(std::slice::from_raw_parts(
-                self.buf.as_ptr().cast::<u8>(),
-                n + 1,
-            ))
-        }
+        unsafe { CStr::from_bytes_with_nul_unchecked(self.buf.bytes(n + 1)) }
+    }
+
+    /// The first `n` bytes as a C string, and the `len` bytes at `at`,
+    /// which lie after them.
+    fn c_prefix_and(&mut self, n: usize, at: usize, len: usize) -> (&CStr, &[u8]) {
+        assert!(n < at && at + len <= self.len);
+        self.buf.buf()[n].write(0);
+        // SAFETY: bytes 0..self.len are written, byte n now being the NUL
+        // (see c_prefix).
+        let all = unsafe { self.buf.bytes(self.len) };
+        // SAFETY: as in c_prefix: no NUL before byte n.
+        let c = unsafe { CStr::from_bytes_with_nul_unchecked(&all[..=n]) };
+        (c, &all[at..at + len])
+    }
+
+    /// The `len` bytes at `at` (a name) as a C string, a NUL written after
+    /// them (over a slash, or past the end), and as bytes.
+    fn c_name(&mut self, at: usize, len: usize) -> (&CStr, &[u8]) {
+        assert!(at + len <= self.len);
+        // `push` kept room for a NUL at `self.len`.
+        self.buf.buf()[at + len].write(0);
+        // SAFETY: bytes 0..self.len are written, and byte self.len now
+        // if that is where the NUL went.
+        let all = unsafe { self.buf.bytes(self.len.max(at + len + 1)) };
+        // SAFETY: a name has no NUL; byte at + len is the NUL.
+        let c = unsafe { CStr::from_bytes_with_nul_unchecked(&all[at..=at + len]) };
+        (c, &all[at..at + len])
     }
 
     /// The whole path as a C string.
@@ -815,50 +1121,70 @@ impl RawPath {
 /// crossed, which the caller proves with `RESOLVE_NO_SYMLINKS` ([`verify`],
 /// or an `openat2` that does the real work). `None`: take the slow path.
 pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) -> Option<()> {
+    out.set_len(0);
+    if dirfd == libc::AT_FDCWD || path.to_bytes().first() == Some(&b'/') {
+        join_cwd(dirfd, path, raw)?;
+        return fold(raw, out);
+    }
     let bytes = path.to_bytes();
     if bytes.is_empty() {
         return None;
     }
-    out.set_len(0);
     raw.len = 0;
-    if bytes[0] != b'/' {
-        if dirfd == libc::AT_FDCWD {
-            // SAFETY: getcwd writes at most `len` bytes into our buffer; it
-            // makes one syscall and is not hooked.
-            let p = unsafe { libc::getcwd(raw.buf.as_mut_ptr().cast(), raw.buf.len() - 1) };
-            if p.is_null() {
-                return None;
-            }
-            // SAFETY: getcwd NUL-terminated what it wrote.
-            raw.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
-        } else {
-            fd_path(dirfd, out).ok()?;
-            let base = out.as_bytes();
-            if out.long.is_some() {
-                return None;
-            }
-            if base.first() != Some(&b'/') || !raw.push(base) {
-                return None;
-            }
-        }
-        if raw.bytes().first() != Some(&b'/') || !raw.push(b"/") {
-            return None;
-        }
+    fd_path(dirfd, out).ok()?;
+    let base = out.as_bytes();
+    if out.long.is_some() {
+        return None;
+    }
+    if base.first() != Some(&b'/') || !raw.push(base) || !raw.push(b"/") || !raw.push(bytes) {
+        return None;
+    }
+    fold(raw, out)
+}
+
+/// What [`join_cwd`] made of a path.
+pub enum Joined {
+    /// Nothing to fold: the first `n` bytes of the joined path are its
+    /// lexical form.
+    Plain(usize),
+    /// [`fold`] gives its lexical form.
+    Fold,
+}
+
+/// The first half of [`lexical`] for an absolute path or one relative to the
+/// cwd, which needs no second buffer: joins `path` to the cwd into `raw`.
+/// `None`: relative to another dirfd, or not joinable (take [`lexical`]).
+pub fn join_cwd(dirfd: i32, path: &CStr, raw: &mut RawPath) -> Option<Joined> {
+    let bytes = path.to_bytes();
+    if bytes.is_empty() || (bytes[0] != b'/' && dirfd != libc::AT_FDCWD) {
+        return None;
+    }
+    raw.len = 0;
+    if bytes[0] != b'/' && (!raw.cwd() || raw.bytes().first() != Some(&b'/') || !raw.push(b"/")) {
+        return None;
     }
     if !raw.push(bytes) {
         return None;
     }
+    Some(match folded_len(raw.bytes()) {
+        Some(n) => Joined::Plain(n),
+        None => Joined::Fold,
+    })
+}
+
+/// The second half of [`lexical`]: the joined path in `raw`, folded into
+/// `out`.
+pub fn fold(raw: &RawPath, out: &mut PathBuf) -> Option<()> {
     let raw_bytes = raw.bytes();
     if let Some(n) = folded_len(raw_bytes) {
         // Nothing to fold (the usual case): one copy.
         if n > PATH_CAP {
             return None;
         }
-        out.put(0, &raw_bytes[..n]);
+        out.put(0, &raw_bytes[..n]).ok()?;
         out.set_len(n);
         return Some(());
     }
-    // Fold into `out`.
     out.set_len(0);
     for comp in raw_bytes.split(|&b| b == b'/') {
         match comp {
@@ -872,14 +1198,14 @@ pub fn lexical(dirfd: i32, path: &CStr, out: &mut PathBuf, raw: &mut RawPath) ->
                     return None;
                 }
                 let at = out.len;
-                out.put(at, b"/");
-                out.put(at + 1, name);
+                out.put(at, b"/").ok()?;
+                out.put(at + 1, name).ok()?;
                 out.len = at + 1 + name.len();
             }
         }
     }
     if out.len == 0 {
-        out.put(0, b"/");
+        out.put(0, b"/").ok()?;
         out.len = 1;
     }
     Some(())
@@ -1002,9 +1328,10 @@ pub enum Reach {
     Entry,
 }
 
-/// Room for `/proc/self/fd/N/` plus a name of `NAME_MAX` bytes, a slash and
-/// the NUL.
-const VIA_CAP: usize = 32 + 256 + 2;
+/// Room on the stack for `/proc/self/fd/N/` plus a name of 128 bytes, a
+/// slash and the NUL: every hook holds two. A longer name (up to
+/// `NAME_MAX`) moves to a mapping (see [`Spill`]).
+const VIA_INLINE: usize = 32 + 128 + 2;
 
 /// What a check leaves for the call: how to reach exactly the object the
 /// decision was about. Hooks pass [`Via::dirfd`] and [`Via::path`] to the
@@ -1023,7 +1350,7 @@ pub struct Via {
     /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
     /// NUL-terminated; written before `reach` leaves `Caller`, left
     /// uninitialized until then (every hook makes one, checked or not).
-    buf: [MaybeUninit<u8>; VIA_CAP],
+    buf: Spill<VIA_INLINE>,
     /// Where the name starts in `buf`.
     name_at: usize,
 }
@@ -1038,8 +1365,7 @@ impl Via {
             created: false,
             caller_dirfd: dirfd,
             caller_path: path,
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             name_at: 0,
         }
     }
@@ -1065,8 +1391,9 @@ impl Via {
         self.reach
     }
 
+    /// Writes `bytes` at `at` (room was made).
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        copy_into(&mut self.buf[at..at + bytes.len()], bytes);
+        copy_into(&mut self.buf.buf()[at..at + bytes.len()], bytes);
     }
 
     fn put_fd_link(&mut self, fd: i32) -> usize {
@@ -1104,11 +1431,14 @@ impl Via {
         created: bool,
     ) -> Result<(), Errno> {
         self.close();
+        // Held first, so a failure below still closes it.
+        self.fd = fd;
+        self.owned = owned;
+        self.reach = Reach::Caller;
         if name.len() > 255 {
             return Err(Errno::NAMETOOLONG);
         }
-        self.fd = fd;
-        self.owned = owned;
+        self.buf.reserve(32 + name.len() + 2, 0)?;
         self.reach = Reach::Entry;
         self.created = created;
         let mut n = self.put_fd_link(fd);
@@ -1166,7 +1496,8 @@ impl Via {
     pub fn path(&self) -> *const libc::c_char {
         match self.reach {
             Reach::Caller => self.caller_path,
-            Reach::Object | Reach::Entry => self.buf[self.name_at..].as_ptr().cast(),
+            // SAFETY: name_at lies within the written link.
+            Reach::Object | Reach::Entry => unsafe { self.buf.as_ptr().add(self.name_at).cast() },
         }
     }
 
@@ -1291,6 +1622,21 @@ mod tests {
         assert_eq!(out.as_bytes(), b"/");
         drop(fd);
         std::fs::remove_dir_all(&top).unwrap();
+    }
+
+    #[test]
+    fn an_entry_right_below_the_root_keeps_its_name() {
+        let mut out = PathBuf::new();
+        for (p, want) in [
+            (c"/tmp", &b"/tmp"[..]),
+            (c"//tmp", b"/tmp"),
+            (c"/fsguard-no-such-name", b"/fsguard-no-such-name"),
+        ] {
+            for follow in [Follow::Entry, Follow::NoFollow, Follow::Create] {
+                resolve(libc::AT_FDCWD, Some(p), follow, &mut out).unwrap();
+                assert_eq!(out.as_bytes(), want, "{p:?} {follow:?}");
+            }
+        }
     }
 
     #[test]

@@ -22,8 +22,15 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use fsguard_policy::{Access, Hint, LogFormat, LogTarget, Rule};
 use rustix::fs::{Mode, OFlags, CWD};
 
+use crate::resolve::Spill;
+
 /// Room for a line: two paths of PATH_MAX, escaped, and the fields.
 const LINE_CAP: usize = 3 * 4096;
+
+/// What a line holds on the stack; a longer one moves to a mapping (see
+/// [`Spill`]): a denial may be traced from a signal handler on a small
+/// alternate stack.
+const LINE_INLINE: usize = 512;
 
 /// Where lines go, set once at load.
 pub struct Sink {
@@ -170,6 +177,11 @@ impl Sink {
                 )
             })?;
         }
+        if format == LogFormat::Json {
+            // The first clock read finds the vDSO, which takes stack: done
+            // here, not in a signal handler on a small stack.
+            let _ = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+        }
         Ok(sink)
     }
 
@@ -257,6 +269,8 @@ impl Sink {
 
     /// Counts a lost line; the first time, says so on the starting stderr
     /// (or to the supervisor); tells the supervisor each time.
+    #[cold]
+    #[inline(never)]
     fn lost(&self, e: rustix::io::Errno) {
         LOST.fetch_add(1, Ordering::Relaxed);
         if !report_lost(1) {
@@ -553,11 +567,7 @@ const PIPE_BUF: usize = 4096;
 /// at most PIPE_BUF bytes (atomic, never interleaved).
 pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
     let Some(b) = report_pipe() else { return };
-    let mut buf = [0u8; PIPE_BUF];
-    // Each message starts with a newline (see [`report_init`]).
-    buf[0] = b'\n';
-    let mut n = 1;
-    for part in [
+    let parts = [
         event.as_bytes(),
         b" ",
         call.as_bytes(),
@@ -565,17 +575,27 @@ pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
         access.as_str().as_bytes(),
         b" ",
         path,
-    ] {
-        let take = part.len().min(buf.len() - 1 - n);
-        buf[n..n + take].copy_from_slice(&part[..take]);
+    ];
+    // Short messages on the stack (see [`Spill`]); a long path in a
+    // mapping, or cut shorter when none can be had.
+    let mut spill = Spill::<256>::new();
+    let want = parts.iter().map(|p| p.len()).sum::<usize>() + 2;
+    let _ = spill.reserve(want.min(PIPE_BUF), 0);
+    let cap = spill.capacity().min(PIPE_BUF);
+    let buf = &mut spill.buf()[..cap];
+    // Each message starts with a newline (see [`report_init`]).
+    buf[0].write(b'\n');
+    let mut n = 1;
+    for part in parts {
+        let take = part.len().min(cap - 1 - n);
+        for (d, &c) in buf[n..n + take].iter_mut().zip(&part[..take]) {
+            d.write(if c == b'\n' { b'?' } else { c });
+        }
         n += take;
     }
-    for c in &mut buf[1..n] {
-        if *c == b'\n' {
-            *c = b'?';
-        }
-    }
-    buf[n] = b'\n';
+    buf[n].write(b'\n');
+    // SAFETY: bytes 0..=n were written just above.
+    let msg = unsafe { spill.bytes(n + 1) };
     // The supervisor made the pipe non-blocking: a full pipe drops the line
     // rather than stall the program; the count of dropped lines follows as
     // soon as there is room.
@@ -583,15 +603,16 @@ pub fn report(event: &str, call: &str, access: Access, path: &[u8]) {
     if pending > 0 && !report_lost(pending) {
         REPORT_DROPPED.fetch_add(pending, Ordering::Relaxed);
     }
-    if rustix::io::write(b, &buf[..=n]).ok() != Some(n + 1) {
+    if rustix::io::write(b, msg).ok() != Some(n + 1) {
         REPORT_DROPPED.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-/// A line being built in a fixed buffer; what does not fit is cut with `…`.
-/// The buffer is not zeroed: 12 KiB of memset would cost more than the line.
+/// A line being built, of at most [`LINE_CAP`] bytes; what does not fit is
+/// cut with `…`. On the stack while short, then in a mapping; when no
+/// mapping can be had, cut at what the stack holds. Not zeroed.
 pub struct Line {
-    buf: [std::mem::MaybeUninit<u8>; LINE_CAP],
+    buf: Spill<LINE_INLINE>,
     len: usize,
     full: bool,
 }
@@ -599,15 +620,17 @@ pub struct Line {
 impl Line {
     fn new() -> Line {
         Line {
-            // SAFETY: an array of MaybeUninit needs no initialization.
-            buf: unsafe { std::mem::MaybeUninit::uninit().assume_init() },
+            buf: Spill::new(),
             len: 0,
             full: false,
         }
     }
 
     fn push(&mut self, b: &[u8]) {
-        let room = LINE_CAP - 4 - self.len;
+        if self.len + b.len() + 4 > self.buf.capacity() {
+            let _ = self.buf.reserve(LINE_CAP, self.len);
+        }
+        let room = self.buf.capacity().min(LINE_CAP) - 4 - self.len;
         if b.len() > room {
             self.full = true;
         }
@@ -617,7 +640,7 @@ impl Line {
 
     /// Appends bytes that fit (callers keep 4 bytes for the end).
     fn put(&mut self, b: &[u8]) {
-        let dst = &mut self.buf[self.len..self.len + b.len()];
+        let dst = &mut self.buf.buf()[self.len..self.len + b.len()];
         // SAFETY: same lengths, distinct buffers; u8 and MaybeUninit<u8>
         // share a layout.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst.as_mut_ptr().cast::<u8>(), b.len()) }
@@ -633,7 +656,7 @@ impl Line {
 
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: the first `len` bytes were written by `put`.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+        unsafe { self.buf.bytes(self.len) }
     }
 }
 
@@ -734,9 +757,18 @@ fn text(line: &mut Line, ev: &Event<'_>) {
     }
 }
 
+/// Writes what is formatted into it JSON-escaped: a rule is escaped as it
+/// is written, without a second line buffer.
+struct JsonEscaped<'a>(&'a mut Line);
+
+impl std::fmt::Write for JsonEscaped<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        escaped(self.0, s.as_bytes(), Bytes::Json);
+        Ok(())
+    }
+}
+
 fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
-    let mut rule = Line::new();
-    let _ = write!(rule, "{}", ev.rule);
     let _ = write!(
         line,
         "{{\"event\":\"{}\",\"call\":\"{}\",\"access\":\"{}\",\"path\":\"",
@@ -752,7 +784,7 @@ fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
         line.push(b"\"");
     }
     line.push(b",\"rule\":\"");
-    escaped(line, rule.as_bytes(), Bytes::Json);
+    let _ = write!(JsonEscaped(line), "{}", ev.rule);
     if let Some(h) = &ev.hint {
         let _ = write!(line, "\",\"hint\":\"{h}");
     }

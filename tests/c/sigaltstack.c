@@ -1,0 +1,142 @@
+/* Hooked calls made from a signal handler running on a small alternate
+ * stack, as a program's crash or timeout handler would make them.
+ *
+ * usage: sigaltstack SIZE CASE:PATH[:PATH2] ...
+ *
+ * SIZE is the alternate stack's size in bytes. Below it lie 64 KiB of
+ * PROT_NONE, so a handler that needs more stack faults (the process dies of
+ * SIGSEGV) instead of silently writing over whatever is mapped there.
+ *
+ * Each case runs in a SIGUSR1 handler on that stack; cases are
+ *   open-write:P   open(P, O_WRONLY|O_CREAT|O_TRUNC, 0644), closed if it opened
+ *   open-read:P    open(P, O_RDONLY), closed if it opened
+ *   rename:P:Q     rename(P, Q)
+ * and each prints `case N ret=R errno=E used=U`: the call's result, its
+ * errno (0 when it worked), and the most stack the handler used, counted
+ * from the bottom of the alternate stack as the bytes no longer holding the
+ * fill pattern (a few bytes low if the deepest byte written happens to
+ * equal the pattern). The first line
+ * is `frame used=U`: a handler that calls nothing, i.e. the kernel's signal
+ * frame, for comparison. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define GUARD (64 * 1024)
+
+static unsigned char *stack_lo;
+static size_t stack_size;
+
+/* The case the next signal runs, and what it found. */
+static volatile int kind; /* 0 nothing, 1 open-write, 2 open-read, 3 rename */
+static const char *volatile arg1, *volatile arg2;
+static volatile int ret, err;
+
+static void handler(int sig) {
+    (void)sig;
+    int saved = errno;
+    int r = 0, e = 0;
+    switch (kind) {
+    case 1:
+    case 2:
+        r = open(arg1, kind == 1 ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY, 0644);
+        e = r < 0 ? errno : 0;
+        if (r >= 0) {
+            close(r);
+            r = 0;
+        }
+        break;
+    case 3:
+        r = rename(arg1, arg2);
+        e = r < 0 ? errno : 0;
+        break;
+    }
+    ret = r;
+    err = e;
+    errno = saved;
+}
+
+/* Runs the current case once with the stack filled with a pattern; returns
+ * the bytes used. */
+static size_t run_case(void) {
+    const unsigned char fill = 0xa5;
+    memset(stack_lo, fill, stack_size);
+    if (raise(SIGUSR1) != 0) {
+        perror("raise");
+        exit(2);
+    }
+    size_t untouched = 0;
+    while (untouched < stack_size && stack_lo[untouched] == fill)
+        untouched++;
+    return stack_size - untouched;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s SIZE CASE:PATH[:PATH2] ...\n", argv[0]);
+        return 2;
+    }
+    stack_size = strtoul(argv[1], NULL, 10);
+    unsigned char *map = mmap(NULL, GUARD + stack_size, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (map == MAP_FAILED || mprotect(map, GUARD, PROT_NONE) != 0) {
+        perror("mmap");
+        return 2;
+    }
+    stack_lo = map + GUARD;
+    stack_t ss = {.ss_sp = stack_lo, .ss_size = stack_size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        perror("sigaltstack");
+        return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, NULL) != 0) {
+        perror("sigaction");
+        return 2;
+    }
+    printf("kernel minsigstksz=%lu\n", getauxval(AT_MINSIGSTKSZ));
+    kind = 0;
+    printf("frame used=%zu\n", run_case());
+    fflush(stdout);
+    for (int i = 2; i < argc; i++) {
+        /* The name, then one or two paths, split at ':' (never in the
+         * paths the test passes). */
+        char *name = argv[i];
+        char *p = strchr(name, ':');
+        if (!p) {
+            fprintf(stderr, "bad case %s\n", name);
+            return 2;
+        }
+        *p++ = 0;
+        char *q = strchr(p, ':');
+        if (q)
+            *q++ = 0;
+        if (!strcmp(name, "open-write"))
+            kind = 1;
+        else if (!strcmp(name, "open-read"))
+            kind = 2;
+        else if (!strcmp(name, "rename") && q)
+            kind = 3;
+        else {
+            fprintf(stderr, "bad case %s\n", name);
+            return 2;
+        }
+        arg1 = p;
+        arg2 = q;
+        size_t used = run_case();
+        printf("case %d ret=%d errno=%d used=%zu\n", i - 1, ret, err, used);
+        fflush(stdout);
+    }
+    return 0;
+}
