@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use fsguard_policy::suggest::{self, Options, Places, Refusal};
 use fsguard_policy::{canonical_prefix, Access, Builder, Context, Policy, Rule, Settings};
 
-/// What `suggest` was asked (see args.rs for the command line).
+/// What `suggest` was asked (see args/model.rs for the command line).
 #[derive(Default)]
 pub struct Args {
     /// `--root DIR`: the workspace.

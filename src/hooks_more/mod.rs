@@ -4,17 +4,31 @@
 //! `bind`, and metadata reads (confined only with `hide_outside`).
 //!
 //! Declared with the same `hooks!` table as the core set; the few calls
-//! that need more than "check, then call" are written out below with their
-//! own rows in [`CUSTOM`].
+//! that need more than "check, then call" are written out in their own
+//! files ([`shm`]: shm_open, shm_unlink; [`walk`]: fts_open, glob;
+//! [`handle`]: open_by_handle_at; [`bind`]: AF_UNIX bind), with their own
+//! rows in [`CUSTOM`] below.
+
+mod bind;
+mod handle;
+mod shm;
+mod walk;
 
 use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 
 use fsguard_policy::Access;
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, set_errno, CArg, Target};
-use crate::hooks::{at_follow, chk, link_follow, open_access, row, CheckInfo, HookInfo};
+use crate::guard::{self, CArg, Target};
+use crate::hooks::{at_follow, chk, link_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
+
+pub use bind::{addr_bytes, bind, check_bind, unix_path};
+pub use handle::{checked_handle_fd, open_by_handle_at};
+pub use shm::{shm_open, shm_unlink};
+#[cfg(target_pointer_width = "64")]
+pub use walk::glob64;
+pub use walk::{fts64_open, fts_open, glob, GlobT};
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
@@ -27,7 +41,6 @@ const P_TMPDIR: CArg<'static> = CArg::of(c"/tmp");
 const FTW_PHYS: c_int = 1;
 const FTS_COMFOLLOW: c_int = 0x1;
 const FTS_LOGICAL: c_int = 0x2;
-const GLOB_ALTDIRFUNC: c_int = 1 << 9;
 
 /// An fd argument as a dirfd for [`Follow::Fd`]: `AT_FDCWD` is not an fd
 /// here, so it must fail EBADF like any other bad fd, not name the cwd.
@@ -416,77 +429,6 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
 }
 
-/// `/dev/shm/NAME` for a shm_open name (leading slashes dropped, as glibc
-/// does); `None` for a name glibc itself rejects (empty, with a `/`, too
-/// long), which the real call then fails with glibc's own errno.
-/// Room for the `ipc` namespace prefix too.
-struct ShmPath([u8; 10 + 256 + 64]);
-
-impl ShmPath {
-    /// `/dev/shm/NAME`, for the policy.
-    fn path(&self) -> CArg<'_> {
-        // The buffer is zeroed and written short of its end: always found.
-        CArg::of(std::ffi::CStr::from_bytes_until_nul(&self.0).unwrap_or(c""))
-    }
-
-    /// `/NAME`, for the real shm_open.
-    fn name_ptr(&self) -> *const c_char {
-        self.0[b"/dev/shm".len()..].as_ptr().cast()
-    }
-
-    fn bytes(&self) -> &[u8] {
-        let end = self.0.iter().position(|&b| b == 0).unwrap_or(self.0.len());
-        &self.0[..end]
-    }
-
-    /// True when something exists under this name (any owner).
-    fn exists(&self) -> bool {
-        let Some(p) = self.path().get() else {
-            return false;
-        };
-        rustix::fs::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
-    }
-}
-
-fn shm_path(name: CArg<'_>) -> Option<ShmPath> {
-    let n = name.get()?.to_bytes();
-    let start = n.iter().position(|&b| b != b'/').unwrap_or(n.len());
-    let n = &n[start..];
-    if n.is_empty() || n.len() > 255 || n.contains(&b'/') {
-        return None;
-    }
-    let mut buf = [0u8; 10 + 256 + 64];
-    buf[..9].copy_from_slice(b"/dev/shm/");
-    buf[9..9 + n.len()].copy_from_slice(n);
-    Some(ShmPath(buf))
-}
-
-/// The `ipc` preset: a name the policy would not let the tree create is
-/// used in the tree's own namespace instead (`/dev/shm/fsguard.<tag>.NAME`),
-/// the same in every process of the tree, so what one creates the others
-/// open. `None`: the name is used as it is.
-fn shm_mapped(p: &ShmPath) -> Option<ShmPath> {
-    let g = guard::get()?;
-    let r = std::panic::catch_unwind(|| {
-        let prefix = g.policy.ipc_prefix()?;
-        let raw = p.bytes();
-        if g.policy.decide(Access::Write, raw).allowed {
-            return None;
-        }
-        let name = &raw[b"/dev/shm/".len()..];
-        let mut buf = [0u8; 10 + 256 + 64];
-        let n = 9 + prefix.len() + name.len();
-        if n >= buf.len() {
-            return None;
-        }
-        buf[..9].copy_from_slice(b"/dev/shm/");
-        buf[9..9 + prefix.len()].copy_from_slice(prefix);
-        buf[9 + prefix.len()..n].copy_from_slice(name);
-        Some(ShmPath(buf))
-    });
-    r.ok().flatten()
-}
-
 /// Checks one target; `Err(errno)` to fail the call.
 fn check1(
     call: &'static str,
@@ -506,434 +448,6 @@ fn check1(
         }],
     )
 }
-
-/// shm_open opens `/dev/shm/NAME` with O_NOFOLLOW through an internal call.
-/// With the `ipc` preset, a name the tree may not create is opened in its
-/// own namespace; an object of that name outside it (another process's) is
-/// then decided on by the policy under its real name, and refused with a
-/// trace line unless a rule allows it.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int {
-    type ShmOpen = unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int;
-    // SAFETY: shm_open's name is NULL or a C string (its contract).
-    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
-        return hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode));
-    };
-    let access = open_access(oflag);
-    if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, m.path()) {
-            set_errno(e);
-            return -1;
-        }
-        let fd = hooks!(@real "shm_open", ShmOpen, -1, (m.name_ptr(), oflag, mode));
-        if fd >= 0 || guard::errno() != libc::ENOENT || oflag & libc::O_CREAT != 0 || !p.exists() {
-            return fd;
-        }
-    }
-    if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, p.path()) {
-        set_errno(e);
-        return -1;
-    }
-    hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode))
-}
-
-/// shm_unlink(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
-    type ShmUnlink = unsafe extern "C" fn(*const c_char) -> c_int;
-    // SAFETY: shm_unlink's name is NULL or a C string (its contract).
-    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
-        return hooks!(@real "shm_unlink", ShmUnlink, -1, (name));
-    };
-    if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, m.path()) {
-            set_errno(e);
-            return -1;
-        }
-        let r = hooks!(@real "shm_unlink", ShmUnlink, -1, (m.name_ptr()));
-        if r == 0 || guard::errno() != libc::ENOENT || !p.exists() {
-            return r;
-        }
-    }
-    if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, p.path()) {
-        set_errno(e);
-        return -1;
-    }
-    hooks!(@real "shm_unlink", ShmUnlink, -1, (name))
-}
-
-/// The head of glibc's `FTS` (and `FTS64`, the same on LP64): only the
-/// current node is read.
-#[repr(C)]
-struct Fts {
-    cur: *mut FtsEnt,
-}
-
-/// The head of glibc's `FTSENT` (and `FTSENT64`, the same on LP64), up to
-/// the fields a refused start path changes.
-#[repr(C)]
-struct FtsEnt {
-    cycle: *mut FtsEnt,
-    parent: *mut FtsEnt,
-    link: *mut FtsEnt,
-    number: libc::c_long,
-    pointer: *mut c_void,
-    accpath: *mut c_char,
-    path: *mut c_char,
-    errno: c_int,
-    symfd: c_int,
-    pathlen: u16,
-    namelen: u16,
-    ino: libc::ino_t,
-    dev: libc::dev_t,
-    nlink: libc::nlink_t,
-    level: i16,
-    info: u16,
-    flags: u16,
-    instr: u16,
-    statp: *mut libc::stat64,
-}
-
-const FTS_D: u16 = 1;
-const FTS_DNR: u16 = 4;
-const FTS_ERR: u16 = 7;
-const FTS_NS: u16 = 10;
-
-type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) -> *mut c_void;
-
-/// fts_open, with each start path checked as a read. glibc's fts reads
-/// directories through internal calls no hook sees, so a refused start
-/// path is never walked: like an unreadable one, its entry comes back from
-/// `fts_read` as `FTS_DNR` (a directory) or `FTS_ERR` (anything else), with
-/// `fts_errno` set; a hidden one (`hide_outside`) as `FTS_NS`/`ENOENT`,
-/// like a missing one. The stream itself is returned, as glibc does: a
-/// caller that does not check for NULL must not crash.
-///
-/// # Safety
-/// `argv` a NULL-terminated array of C strings, as fts_open(3) requires.
-unsafe fn fts_open_checked(
-    real: Option<FtsOpenFn>,
-    argv: *const *mut c_char,
-    options: c_int,
-    compar: *mut c_void,
-) -> *mut c_void {
-    let Some(f) = real else {
-        set_errno(libc::ENOSYS);
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real function with the caller's arguments; it only stats
-    // the start paths (metadata).
-    let fts = unsafe { f(argv, options, compar) };
-    if fts.is_null() {
-        return fts;
-    }
-    let saved = guard::errno();
-    // SAFETY: a stream fts_open just made: its current node is a dummy whose
-    // `link` chains the start entries, each with its C string `accpath`.
-    unsafe {
-        let cur = (*fts.cast::<Fts>()).cur;
-        let mut p = if cur.is_null() { cur } else { (*cur).link };
-        while !p.is_null() {
-            let e = &mut *p;
-            if e.info != FTS_NS {
-                let accpath = CArg::new(e.accpath);
-                if let Err(err) = check1("fts_open", READ, fts_follow(options), AT_FDCWD, accpath) {
-                    if err == libc::ENOENT {
-                        e.info = FTS_NS;
-                        if !e.statp.is_null() {
-                            *e.statp = std::mem::zeroed();
-                        }
-                    } else if e.info == FTS_D {
-                        e.info = FTS_DNR;
-                    } else {
-                        e.info = FTS_ERR;
-                    }
-                    e.errno = err;
-                }
-            }
-            p = e.link;
-        }
-    }
-    set_errno(saved);
-    fts
-}
-
-/// fts_open(3), with each start path checked (see `fts_open_checked`).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fts_open(
-    argv: *const *mut c_char,
-    options: c_int,
-    compar: *mut c_void,
-) -> *mut c_void {
-    let real = crate::real::real!("fts_open", FtsOpenFn);
-    // SAFETY: the caller's arguments.
-    unsafe { fts_open_checked(real, argv, options, compar) }
-}
-
-/// fts64_open(3), as `fts_open`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fts64_open(
-    argv: *const *mut c_char,
-    options: c_int,
-    compar: *mut c_void,
-) -> *mut c_void {
-    let real = crate::real::real!("fts64_open", FtsOpenFn);
-    // SAFETY: the caller's arguments.
-    unsafe { fts_open_checked(real, argv, options, compar) }
-}
-
-/// glibc's `glob_t` (and `glob64_t`, the same on LP64).
-#[repr(C)]
-pub struct GlobT {
-    pathc: size_t,
-    pathv: *mut *mut c_char,
-    offs: size_t,
-    flags: c_int,
-    closedir: *mut c_void,
-    readdir: *mut c_void,
-    opendir: *mut c_void,
-    lstat: *mut c_void,
-    stat: *mut c_void,
-}
-
-/// glob's directory opener: each directory the pattern reads is checked.
-unsafe extern "C" fn glob_opendir(path: *const c_char) -> *mut c_void {
-    // SAFETY: glob passes a directory name, a C string.
-    let arg = unsafe { CArg::new(path) };
-    if let Err(e) = check1("glob", READ, Follow::Yes, AT_FDCWD, arg) {
-        set_errno(e);
-        return std::ptr::null_mut();
-    }
-    hooks!(@real "opendir", unsafe extern "C" fn(*const c_char) -> *mut c_void, std::ptr::null_mut(), (path))
-}
-
-unsafe extern "C" fn glob_readdir(dir: *mut c_void) -> *mut c_void {
-    hooks!(@real "readdir", unsafe extern "C" fn(*mut c_void) -> *mut c_void, std::ptr::null_mut(), (dir))
-}
-
-unsafe extern "C" fn glob_closedir(dir: *mut c_void) {
-    if let Some(f) = crate::real::real!("closedir", unsafe extern "C" fn(*mut c_void) -> c_int) {
-        // SAFETY: a stream glob_opendir opened.
-        unsafe { f(dir) };
-    }
-}
-
-unsafe extern "C" fn glob_stat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: glob's own arguments, passed on to the stat hook.
-    unsafe { stat64(path, buf) }
-}
-
-unsafe extern "C" fn glob_lstat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: as above.
-    unsafe { lstat64(path, buf) }
-}
-
-type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
-
-/// glob reads directories with its internal opendir; unless the caller
-/// brought its own (GLOB_ALTDIRFUNC), it is handed ours, which checks each
-/// directory. A refused one fails like an unreadable one (errfunc, GLOB_ERR).
-///
-/// # Safety
-/// The arguments as glob(3) requires them (`pattern` a C string, `pglob`
-/// a `glob_t`).
-unsafe fn glob_checked(
-    real: Option<GlobFn>,
-    pattern: *const c_char,
-    flags: c_int,
-    errfunc: *mut c_void,
-    pglob: *mut GlobT,
-) -> c_int {
-    const GLOB_ABORTED: c_int = 2;
-    let Some(real) = real else {
-        set_errno(libc::ENOSYS);
-        return GLOB_ABORTED;
-    };
-    let active =
-        guard::get().is_some_and(|g| g.policy.confines_reads() || g.policy.settings().hide_outside);
-    if !active || flags & GLOB_ALTDIRFUNC != 0 || pglob.is_null() {
-        // SAFETY: the caller's arguments.
-        return unsafe { real(pattern, flags, errfunc, pglob) };
-    }
-    // SAFETY: pglob is the caller's glob_t; its callback fields are ours for
-    // the duration of the call and restored after.
-    unsafe {
-        let g = &mut *pglob;
-        let saved = (g.closedir, g.readdir, g.opendir, g.lstat, g.stat);
-        g.closedir = glob_closedir as *mut c_void;
-        g.readdir = glob_readdir as *mut c_void;
-        g.opendir = glob_opendir as *mut c_void;
-        g.lstat = glob_lstat as *mut c_void;
-        g.stat = glob_stat as *mut c_void;
-        let r = real(pattern, flags | GLOB_ALTDIRFUNC, errfunc, pglob);
-        let g = &mut *pglob;
-        g.flags &= !GLOB_ALTDIRFUNC;
-        (g.closedir, g.readdir, g.opendir, g.lstat, g.stat) = saved;
-        r
-    }
-}
-
-/// glob(3), with each directory it reads checked.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn glob(
-    pattern: *const c_char,
-    flags: c_int,
-    errfunc: *mut c_void,
-    pglob: *mut GlobT,
-) -> c_int {
-    let real = crate::real::real!("glob", GlobFn);
-    // SAFETY: the caller's arguments.
-    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
-}
-
-/// glob64(3), as `glob`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[cfg(target_pointer_width = "64")]
-#[no_mangle]
-pub unsafe extern "C" fn glob64(
-    pattern: *const c_char,
-    flags: c_int,
-    errfunc: *mut c_void,
-    pglob: *mut GlobT,
-) -> c_int {
-    let real = crate::real::real!("glob64", GlobFn);
-    // SAFETY: the caller's arguments.
-    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
-}
-
-/// open_by_handle_at opens a file by handle, without a path: the opened
-/// object is checked, and closed again if refused.
-pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
-    if fd < 0 {
-        return Ok(fd);
-    }
-    match check1(
-        "open_by_handle_at",
-        open_access(flags),
-        Follow::Fd,
-        fd,
-        CArg::NULL,
-    ) {
-        Ok(()) => Ok(fd),
-        Err(e) => {
-            // SAFETY: the fd the real call just returned to us.
-            unsafe { libc::close(fd) };
-            Err(e)
-        }
-    }
-}
-
-/// open_by_handle_at(2): the opened object is checked.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn open_by_handle_at(
-    mount_fd: c_int,
-    handle: *mut c_void,
-    flags: c_int,
-) -> c_int {
-    let fd: c_int = hooks!(@real "open_by_handle_at", unsafe extern "C" fn(c_int, *mut c_void, c_int) -> c_int, -1, (mount_fd, handle, flags));
-    match checked_handle_fd(fd, flags) {
-        Ok(fd) => fd,
-        Err(e) => {
-            set_errno(e);
-            -1
-        }
-    }
-}
-
-/// The bytes of a socket address that `bind` may read as a `sockaddr_un`
-/// (none for NULL).
-///
-/// # Safety
-/// `addr` must be NULL or point to `len` readable bytes.
-pub unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
-    if addr.is_null() {
-        return &[];
-    }
-    let n = (len as usize).min(std::mem::size_of::<libc::sockaddr_un>());
-    // SAFETY: n <= len bytes at addr, readable by the caller's guarantee.
-    unsafe { std::slice::from_raw_parts(addr.cast::<u8>(), n) }
-}
-
-/// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
-/// `None` for other families, abstract and unnamed sockets. `addr`: the
-/// address's bytes (see [`addr_bytes`]).
-pub fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
-    let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
-    let len = addr.len();
-    if len <= off {
-        return false;
-    }
-    let family = libc::sa_family_t::from_ne_bytes([addr[0], addr[1]]);
-    let first = addr[off];
-    if c_int::from(family) != libc::AF_UNIX || first == 0 {
-        return false;
-    }
-    let n = (len - off).min(108);
-    let src = &addr[off..off + n];
-    let n = src.iter().position(|&b| b == 0).unwrap_or(n);
-    buf[..n].copy_from_slice(&src[..n]);
-    buf[n] = 0;
-    true
-}
-
-/// bind on an AF_UNIX path creates a socket file there: a write.
-pub fn check_bind(addr: &[u8]) -> Result<(), c_int> {
-    let mut buf = [0u8; 110];
-    if !unix_path(addr, &mut buf) {
-        return Ok(());
-    }
-    let Ok(path) = std::ffi::CStr::from_bytes_until_nul(&buf) else {
-        return Ok(());
-    };
-    check1("bind", WRITE, Follow::Entry, AT_FDCWD, CArg::of(path))
-}
-
-/// bind(2): an AF_UNIX path is checked as a write.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn bind(
-    fd: c_int,
-    addr: *const libc::sockaddr,
-    len: libc::socklen_t,
-) -> c_int {
-    // SAFETY: bind's contract: `len` readable bytes at `addr`.
-    if let Err(e) = check_bind(unsafe { addr_bytes(addr, len) }) {
-        set_errno(e);
-        return -1;
-    }
-    hooks!(@real "bind", unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int, -1, (fd, addr, len))
-}
-
 const FTS: &[CheckInfo] = &[chk(
     "READ",
     "fts_follow(options)",
@@ -947,7 +461,7 @@ const GLOB: &[CheckInfo] = &[chk(
     "each directory glob opens",
 )];
 
-/// The hooks written out above (anything but "check, then call").
+/// The hooks written out in the submodules (anything but "check, then call").
 pub static CUSTOM: &[HookInfo] = &[
     row(
         "shm_open",
@@ -1003,49 +517,5 @@ mod tests {
         assert_eq!(temp_access(CArg::of(c"tXXXXXX.s"), 0), META);
         assert_eq!(temp_access(CArg::of(c".s"), 2), META);
         assert_eq!(temp_access(CArg::of(c"XXXXXX"), 7), META);
-    }
-
-    #[test]
-    fn shm_names() {
-        let s = |n: &std::ffi::CStr| {
-            let p = shm_path(CArg::of(n))?;
-            let end = p.0.iter().position(|&b| b == 0).unwrap();
-            Some(String::from_utf8(p.0[..end].to_vec()).unwrap())
-        };
-        assert_eq!(s(c"/x").as_deref(), Some("/dev/shm/x"));
-        assert_eq!(s(c"//x").as_deref(), Some("/dev/shm/x"));
-        assert_eq!(s(c"x").as_deref(), Some("/dev/shm/x"));
-        assert_eq!(s(c"a/b"), None);
-        assert_eq!(s(c"/"), None);
-        assert_eq!(s(c""), None);
-    }
-
-    #[test]
-    fn unix_paths() {
-        // SAFETY: an all-zero sockaddr_un is a valid value.
-        let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-        a.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (i, b) in b"/tmp/s".iter().enumerate() {
-            a.sun_path[i] = *b as c_char;
-        }
-        let p = (&a as *const libc::sockaddr_un).cast();
-        let full = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-        let mut buf = [0u8; 110];
-        // SAFETY: `len` bytes of a live sockaddr_un.
-        let unix_path = |p, len, buf: &mut _| unix_path(unsafe { addr_bytes(p, len) }, buf);
-        assert!(unix_path(p, full, &mut buf));
-        assert_eq!(&buf[..7], b"/tmp/s\0");
-        // Length that cuts the name, without a NUL.
-        assert!(unix_path(p, 2 + 4, &mut buf));
-        assert_eq!(&buf[..5], b"/tmp\0");
-        // Unnamed and abstract sockets create no file.
-        assert!(!unix_path(p, 2, &mut buf));
-        a.sun_path[0] = 0;
-        let p = (&a as *const libc::sockaddr_un).cast();
-        assert!(!unix_path(p, full, &mut buf));
-        a.sun_path[0] = b'/' as c_char;
-        a.sun_family = libc::AF_INET as libc::sa_family_t;
-        let p = (&a as *const libc::sockaddr_un).cast();
-        assert!(!unix_path(p, full, &mut buf));
     }
 }

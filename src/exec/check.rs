@@ -1,0 +1,312 @@
+//! The exec check: the program's `exec` access, each `#!` interpreter it
+//! runs, and whether the library can follow it (static: no `PT_INTERP`;
+//! set-id: the loader drops `LD_PRELOAD`).
+
+use std::ffi::{c_int, CStr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+use fsguard_policy::{Access, Rule, UnguardedExec};
+use libc::AT_FDCWD;
+use rustix::fs::{Mode, OFlags, CWD};
+
+use crate::guard::{self, set_errno, CArg, Target};
+use crate::resolve::{self, Follow};
+
+/// Why the library cannot follow a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unguarded {
+    Static,
+    Setid,
+}
+
+impl Unguarded {
+    fn as_str(self) -> &'static str {
+        match self {
+            Unguarded::Static => "static",
+            Unguarded::Setid => "setid",
+        }
+    }
+}
+
+/// The exec check: the program's `exec` access, then whether the library
+/// can follow it. `Err(errno)` refuses the exec.
+pub(super) fn exec_check(
+    call: &'static str,
+    dirfd: c_int,
+    path: CArg<'_>,
+    follow: Follow,
+) -> Result<(), c_int> {
+    guard::check(
+        call,
+        &[Target {
+            access: Some(Access::Exec),
+            follow,
+            dirfd,
+            path,
+            moves: false,
+        }],
+    )?;
+    check_interpreters(call, dirfd, path, follow)?;
+    let Some(g) = guard::get() else { return Ok(()) };
+    let setting = g.policy.settings().unguarded_exec;
+    if setting == UnguardedExec::Allow {
+        return Ok(());
+    }
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        let Some((kind, fd)) = inspect(dirfd, path, follow) else {
+            return Ok(());
+        };
+        let mut resolved = resolve::PathBuf::new();
+        let shown: &[u8] = match resolve::fd_path(fd.as_raw_fd(), &mut resolved) {
+            Ok(()) => resolved.as_bytes(),
+            Err(_) => b"?",
+        };
+        match setting {
+            UnguardedExec::Deny => {
+                g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
+            }
+            _ => {
+                g.sink.unguarded(call, kind.as_str(), shown);
+                Ok(())
+            }
+        }
+    })
+    .unwrap_or(Err(libc::EACCES));
+    set_errno(saved);
+    r
+}
+
+/// A script runs its `#!` interpreter (which may itself be a script, up to
+/// the kernel's four levels): each is executed too, so each is checked.
+fn check_interpreters(
+    call: &'static str,
+    dirfd: c_int,
+    path: CArg<'_>,
+    follow: Follow,
+) -> Result<(), c_int> {
+    if guard::get().is_none() {
+        return Ok(());
+    }
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        let Some(mut fd) = open_exec(dirfd, path, follow) else {
+            return unreadable(call, dirfd, path, follow);
+        };
+        for _ in 0..4 {
+            let mut head = [0u8; 256];
+            let Ok(n) = rustix::io::pread(&fd, &mut head, 0) else {
+                return Ok(());
+            };
+            let Some(interp) = shebang(&head[..n]) else {
+                return Ok(());
+            };
+            // NUL-terminated: `shebang` leaves at least one zero byte.
+            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
+            guard::check(
+                call,
+                &[Target {
+                    access: Some(Access::Exec),
+                    follow: Follow::Yes,
+                    dirfd: AT_FDCWD,
+                    path: CArg::of(c),
+                    moves: false,
+                }],
+            )?;
+            match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+                Ok(next) => fd = next,
+                Err(_) => return unreadable(call, AT_FDCWD, CArg::of(c), Follow::Yes),
+            }
+        }
+        Ok(())
+    })
+    .unwrap_or(Err(libc::EACCES));
+    if r.is_ok() {
+        set_errno(saved);
+    }
+    r
+}
+
+/// The interpreter a `#!` line names, NUL-terminated; `None` for no `#!`.
+fn shebang(head: &[u8]) -> Option<[u8; 257]> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+    let line = line.trim_ascii_start();
+    let end = line
+        .iter()
+        .position(|c| c.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    if end == 0 || end > 256 {
+        return None;
+    }
+    let mut interp = [0u8; 257];
+    interp[..end].copy_from_slice(&line[..end]);
+    Some(interp)
+}
+
+/// A file that exists but cannot be read here (execute-only) may still be a
+/// script whose interpreter the kernel runs: unknowable, so refused. A file
+/// that does not exist is left to the kernel's own error.
+fn unreadable(
+    call: &'static str,
+    dirfd: c_int,
+    path: CArg<'_>,
+    follow: Follow,
+) -> Result<(), c_int> {
+    if follow == Follow::Fd {
+        return Ok(());
+    }
+    let Some(p) = path.get() else {
+        return Ok(());
+    };
+    let dir = match dirfd {
+        AT_FDCWD => CWD,
+        d if d < 0 => return Ok(()),
+        // SAFETY: only passed to openat, which checks it.
+        d => unsafe { BorrowedFd::borrow_raw(d) },
+    };
+    match rustix::fs::openat(dir, p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(_) => match guard::get() {
+            Some(g) => g.refuse(call, Access::Exec, p.to_bytes(), Rule::Unresolved),
+            None => Ok(()),
+        },
+        Err(_) => Ok(()),
+    }
+}
+
+/// Opens what will be executed and says whether the library can follow it.
+/// Files it cannot read are not judged (the kernel may still run them).
+fn inspect(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<(Unguarded, OwnedFd)> {
+    let fd = open_exec(dirfd, path, follow)?;
+    let kind = classify(fd.as_fd(), true)?;
+    Some((kind, fd))
+}
+
+fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+    if follow == Follow::Fd {
+        let mut link = [0u8; 32];
+        let s = format_fd_link(dirfd, &mut link)?;
+        return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
+    }
+    let p = path.get()?;
+    let flags = if matches!(follow, Follow::Entry | Follow::NoFollow) {
+        flags | OFlags::NOFOLLOW
+    } else {
+        flags
+    };
+    let dir = if dirfd == AT_FDCWD {
+        CWD
+    } else if dirfd < 0 {
+        return None;
+    } else {
+        // SAFETY: used only for the openat below, which checks it.
+        unsafe { BorrowedFd::borrow_raw(dirfd) }
+    };
+    rustix::fs::openat(dir, p, flags, Mode::empty()).ok()
+}
+
+fn format_fd_link(fd: c_int, buf: &mut [u8; 32]) -> Option<&CStr> {
+    use std::io::Write;
+    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    write!(cur, "/proc/self/fd/{fd}\0").ok()?;
+    let n = cur.position() as usize;
+    CStr::from_bytes_with_nul(&buf[..n]).ok()
+}
+
+/// Static (no `PT_INTERP`), set-id (the loader would run it in secure mode),
+/// or a script whose interpreter is one of those.
+fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let mut head = [0u8; 256];
+    let n = rustix::io::pread(fd, &mut head, 0).ok()?;
+    let head = &head[..n];
+    if follow_script {
+        if let Some(interp) = shebang(head) {
+            let interp = CStr::from_bytes_until_nul(&interp).ok()?;
+            let ifd =
+                rustix::fs::openat(CWD, interp, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                    .ok()?;
+            return classify(ifd.as_fd(), false);
+        }
+    }
+    if setid_effective(&st) {
+        return Some(Unguarded::Setid);
+    }
+    if head.len() >= 4 && &head[..4] == b"\x7fELF" && !has_interp(fd, head)? {
+        return Some(Unguarded::Static);
+    }
+    None
+}
+
+/// Set-id bits the kernel will honour: not under `no_new_privs`, and only if
+/// they change the credentials.
+fn setid_effective(st: &rustix::fs::Stat) -> bool {
+    let mode = st.st_mode;
+    let suid = mode & libc::S_ISUID != 0 && st.st_uid != rustix::process::geteuid().as_raw();
+    let sgid = mode & libc::S_ISGID != 0
+        && mode & libc::S_IXGRP != 0
+        && st.st_gid != rustix::process::getegid().as_raw();
+    if !(suid || sgid) {
+        return false;
+    }
+    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer.
+    let nnp = unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) };
+    nnp != 1
+}
+
+/// Whether an ELF file names a program interpreter (is dynamically linked).
+fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
+    if head.len() < 64 {
+        return None;
+    }
+    let wide = head[4] == 2;
+    let le = head[5] == 1;
+    let u16_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1]];
+        if le {
+            u16::from_le_bytes(v)
+        } else {
+            u16::from_be_bytes(v)
+        }
+    };
+    let u32_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+        if le {
+            u32::from_le_bytes(v)
+        } else {
+            u32::from_be_bytes(v)
+        }
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&b[o..o + 8]);
+        if le {
+            u64::from_le_bytes(v)
+        } else {
+            u64::from_be_bytes(v)
+        }
+    };
+    let (phoff, phentsize, phnum) = if wide {
+        (u64_at(head, 0x20), u16_at(head, 0x36), u16_at(head, 0x38))
+    } else {
+        (
+            u64::from(u32_at(head, 0x1c)),
+            u16_at(head, 0x2a),
+            u16_at(head, 0x2c),
+        )
+    };
+    let (ent, num) = (usize::from(phentsize), usize::from(phnum));
+    if ent < 4 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let want = (ent * num).min(buf.len() / ent * ent);
+    let got = rustix::io::pread(fd, &mut buf[..want], phoff).ok()?;
+    const PT_INTERP: u32 = 3;
+    Some(
+        buf[..got]
+            .chunks_exact(ent)
+            .any(|ph| u32_at(ph, 0) == PT_INTERP),
+    )
+}

@@ -1,0 +1,231 @@
+//! The child's environment: what `LD_PRELOAD` and `FSGUARD_*` variables
+//! every program started from here gets, built without editing the
+//! caller's envp.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use super::Argv;
+use crate::guard::{self, set_errno};
+
+extern "C" {
+    pub(super) static mut environ: Argv;
+}
+
+/// What every child gets, fixed at load.
+struct ChildEnv {
+    /// Absolute path of this library.
+    lib: Box<[u8]>,
+    /// The frozen settings, handed over in a memfd.
+    frozen: Box<[u8]>,
+    /// `FSGUARD_REPORT_FD=N` when a supervisor listens.
+    report: Option<CString>,
+}
+
+static CHILD: AtomicPtr<ChildEnv> = AtomicPtr::new(std::ptr::null_mut());
+
+fn child_env() -> Option<&'static ChildEnv> {
+    // SAFETY: set once in `init` to a leaked Box, never freed.
+    unsafe { CHILD.load(Ordering::Acquire).as_ref() }
+}
+
+/// Called from the constructor once the policy is frozen.
+pub(crate) fn init(frozen: &str, report_fd: Option<i32>) -> Result<(), String> {
+    let lib = own_path().ok_or("cannot find the library's own path (dladdr)")?;
+    let child = ChildEnv {
+        lib: lib.into_boxed_slice(),
+        frozen: frozen.as_bytes().into(),
+        report: report_fd.map(|fd| CString::new(format!("FSGUARD_REPORT_FD={fd}")).unwrap()),
+    };
+    CHILD.store(Box::into_raw(Box::new(child)), Ordering::Release);
+    Ok(())
+}
+
+/// This library's absolute path: the object that holds one of our functions.
+fn own_path() -> Option<Vec<u8>> {
+    // SAFETY: zeroed Dl_info is a valid out-parameter.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: any address inside a loaded object may be passed.
+    let ok = unsafe { libc::dladdr(init as *const c_void, &mut info) };
+    if ok == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr hands back a C string owned by the loader.
+    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
+    let name = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
+    let abs = std::fs::canonicalize(name).ok()?;
+    Some(abs.into_os_string().into_encoded_bytes())
+}
+
+const PRELOAD: &[u8] = b"LD_PRELOAD=";
+/// Stack room: most environments fit, so a `vfork` child builds its envp
+/// without touching the (shared) heap.
+const STACK_VARS: usize = 512;
+const STACK_PRELOAD: usize = 4096;
+
+/// Entries of a NULL-terminated array (NULL counts as empty, as the kernel does).
+///
+/// # Safety
+/// `envp` NULL or a NULL-terminated array of C strings that outlive the call.
+pub(super) unsafe fn entries<'a>(envp: Argv) -> impl Iterator<Item = *const c_char> + 'a {
+    let mut p = envp;
+    std::iter::from_fn(move || {
+        // SAFETY: the caller's NULL-terminated array of C strings.
+        unsafe {
+            if p.is_null() || (*p).is_null() {
+                return None;
+            }
+            let e = *p;
+            p = p.add(1);
+            Some(e)
+        }
+    })
+}
+
+fn drop_var(kv: &[u8]) -> bool {
+    kv.starts_with(PRELOAD) || kv.starts_with(b"FSGUARD_")
+}
+
+/// The caller's `LD_PRELOAD` value (the last one wins, as in getenv).
+///
+/// # Safety
+/// As [`entries`].
+unsafe fn caller_preload(envp: Argv) -> &'static [u8] {
+    let mut v: &[u8] = b"";
+    // SAFETY: as in `entries`.
+    for e in unsafe { entries(envp) } {
+        // SAFETY: each entry is a C string.
+        let kv = unsafe { CStr::from_ptr(e) }.to_bytes();
+        if let Some(rest) = kv.strip_prefix(PRELOAD) {
+            // SAFETY: the caller's strings outlive the exec call.
+            v = unsafe { std::slice::from_raw_parts(rest.as_ptr(), rest.len()) };
+        }
+    }
+    v
+}
+
+/// `LD_PRELOAD=<lib>[:<caller's others>]\0` into `out`; returns the length
+/// used, or the length needed if `out` is too small.
+fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
+    let mut n = 0;
+    let mut put = |b: &[u8], out: &mut [u8]| {
+        if n + b.len() <= out.len() {
+            out[n..n + b.len()].copy_from_slice(b);
+        }
+        n += b.len();
+    };
+    put(PRELOAD, out);
+    put(lib, out);
+    for tok in old.split(|&c| c == b':' || c == b' ') {
+        if tok.is_empty() || tok == lib {
+            continue;
+        }
+        put(b":", out);
+        put(tok, out);
+    }
+    put(b"\0", out);
+    n
+}
+
+/// Runs `f` with the child's envp: the caller's minus `LD_PRELOAD` and every
+/// `FSGUARD_*`, plus ours. Built on the stack when it fits.
+///
+/// # Safety
+/// As [`entries`].
+pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
+    let Some(ce) = child_env() else {
+        return f(envp);
+    };
+    // SAFETY: the caller's envp.
+    let old = unsafe { caller_preload(envp) };
+    // SAFETY: as above.
+    let count = unsafe { entries(envp) }.count();
+    let need_vars = count + 4;
+    let mut stack_pre = [0u8; STACK_PRELOAD];
+    let need_pre = preload_entry(&ce.lib, old, &mut stack_pre);
+    let mut heap_pre = Vec::new();
+    let pre: &[u8] = if need_pre <= STACK_PRELOAD {
+        &stack_pre[..need_pre]
+    } else {
+        heap_pre.resize(need_pre, 0);
+        preload_entry(&ce.lib, old, &mut heap_pre);
+        &heap_pre
+    };
+    let mut stack_vars = [std::ptr::null::<c_char>(); STACK_VARS];
+    let mut heap_vars = Vec::new();
+    let vars: &mut [*const c_char] = if need_vars <= STACK_VARS {
+        &mut stack_vars[..]
+    } else {
+        heap_vars.resize(need_vars, std::ptr::null());
+        &mut heap_vars[..]
+    };
+    // No fd for the policy: `-1`, which the child refuses (fail closed).
+    let handoff = crate::handoff::ForChild::new(&ce.frozen);
+    let mut policy = [0u8; 40];
+    let mut n = 0;
+    vars[n] = pre.as_ptr().cast();
+    n += 1;
+    vars[n] = policy_entry(handoff.as_ref(), &mut policy);
+    n += 1;
+    // The report pipe, opened again if the program closed it.
+    let report = crate::trace::report_for_child(guard::get().map(|g| &g.sink));
+    let mut report_buf = [0u8; 40];
+    if let Some(r) = ce
+        .report
+        .as_deref()
+        .and_then(|intact| report.entry(intact, &mut report_buf))
+    {
+        vars[n] = r.as_ptr();
+        n += 1;
+    }
+    // SAFETY: as above.
+    for e in unsafe { entries(envp) } {
+        // SAFETY: a C string.
+        if !drop_var(unsafe { CStr::from_ptr(e) }.to_bytes()) {
+            vars[n] = e;
+            n += 1;
+        }
+    }
+    vars[n] = std::ptr::null();
+    let r = f(vars.as_ptr());
+    let saved = guard::errno();
+    drop(heap_vars);
+    drop(heap_pre);
+    drop(handoff);
+    drop(report);
+    set_errno(saved);
+    r
+}
+
+/// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.
+fn policy_entry(handoff: Option<&crate::handoff::ForChild>, buf: &mut [u8; 40]) -> *const c_char {
+    match handoff {
+        Some(h) => {
+            h.entry(buf);
+        }
+        None => {
+            let s = b"FSGUARD_POLICY_FD=-1\0";
+            buf[..s.len()].copy_from_slice(s);
+        }
+    }
+    buf.as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preload_puts_ours_first_once() {
+        let mut buf = [0u8; 256];
+        let n = preload_entry(
+            b"/l/libfsguard.so",
+            b"/x.so /l/libfsguard.so::/y.so",
+            &mut buf,
+        );
+        assert_eq!(&buf[..n], b"LD_PRELOAD=/l/libfsguard.so:/x.so:/y.so\0");
+        let n = preload_entry(b"/l/a.so", b"", &mut buf);
+        assert_eq!(&buf[..n], b"LD_PRELOAD=/l/a.so\0");
+        assert_eq!(preload_entry(b"/l/a.so", b"/b", &mut []), n + 3);
+    }
+}

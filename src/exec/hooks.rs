@@ -1,0 +1,280 @@
+//! The exec family: execve, execv, execvp, execvpe, execveat, fexecve
+//! (and the shim's execl* through them), with glibc's `PATH` search done
+//! here so the program run is the program checked; dlopen's check.
+
+use std::ffi::{c_char, c_int, CStr};
+
+use fsguard_policy::Access;
+use libc::AT_FDCWD;
+
+use super::check::exec_check;
+use super::env::{entries, environ, with_env};
+use super::Argv;
+use crate::guard::{self, set_errno, CArg, Target};
+use crate::hooks::at_follow;
+use crate::real::real;
+use crate::resolve::Follow;
+
+type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
+type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
+type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
+
+/// The exec check, then the real execve with the child's environment.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+    if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("execve", ExecveFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real execve with the caller's arguments and our envp.
+    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }
+}
+
+/// execve(2). Also the target of the shim's `execl` and `execle`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
+}
+
+/// execve(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded, under execve's contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
+}
+
+/// execv(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
+    // SAFETY: forwarded with the process's environment, under execv's
+    // contract.
+    unsafe { exec_path("execve", CArg::new(path), argv, environ) }
+}
+
+/// The `PATH` glibc searches: the caller's, else the default.
+pub(super) fn search_path() -> &'static [u8] {
+    // SAFETY: getenv of a C string; the value lives as long as the env entry.
+    let p = unsafe { libc::getenv(c"PATH".as_ptr()) };
+    if p.is_null() {
+        b"/bin:/usr/bin"
+    } else {
+        // SAFETY: a C string from the environment.
+        unsafe { CStr::from_ptr(p) }.to_bytes()
+    }
+}
+
+/// `dir/file\0` into `buf`; `None` if it does not fit.
+pub(super) fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
+    let dir = if dir.is_empty() { b"." } else { dir };
+    let n = dir.len() + 1 + file.len();
+    if n + 1 > buf.len() {
+        return None;
+    }
+    buf[..dir.len()].copy_from_slice(dir);
+    buf[dir.len()] = b'/';
+    buf[dir.len() + 1..n].copy_from_slice(file);
+    buf[n] = 0;
+    CStr::from_bytes_with_nul(&buf[..=n]).ok()
+}
+
+/// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
+    // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
+    args.extend(unsafe { entries(argv) }.skip(1));
+    args.push(std::ptr::null());
+    // SAFETY: forwarded.
+    unsafe { exec_path(call, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
+}
+
+/// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
+/// checked; EACCES remembered, "not there" errors skipped.
+///
+/// # Safety
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+    const CALL: &str = "execvp";
+    let Some(name) = file.get() else {
+        set_errno(libc::EFAULT);
+        return -1;
+    };
+    let name = name.to_bytes();
+    if name.is_empty() {
+        set_errno(libc::ENOENT);
+        return -1;
+    }
+    if name.contains(&b'/') {
+        // SAFETY: forwarded.
+        unsafe {
+            exec_path(CALL, file, argv, envp);
+            if guard::errno() == libc::ENOEXEC {
+                script(CALL, file, argv, envp);
+            }
+        }
+        return -1;
+    }
+    let mut eacces = false;
+    let mut buf = [0u8; 4096 + 256];
+    for dir in search_path().split(|&c| c == b':') {
+        let Some(cand) = join(dir, name, &mut buf) else {
+            continue;
+        };
+        // SAFETY: forwarded.
+        unsafe { exec_path(CALL, CArg::of(cand), argv, envp) };
+        match guard::errno() {
+            libc::EACCES => eacces = true,
+            libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
+            libc::ENOEXEC => {
+                // SAFETY: forwarded.
+                return unsafe { script(CALL, CArg::of(cand), argv, envp) };
+            }
+            _ => return -1,
+        }
+    }
+    set_errno(if eacces { libc::EACCES } else { libc::ENOENT });
+    -1
+}
+
+/// execvpe(3). Also the target of the shim's `execlp`.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
+}
+
+/// execvpe(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    // SAFETY: forwarded, under execvpe's contract.
+    unsafe { exec_search(CArg::new(file), argv, envp) }
+}
+
+/// execvp(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
+    // SAFETY: forwarded with the process's environment, under execvp's
+    // contract.
+    unsafe { exec_search(CArg::new(file), argv, environ) }
+}
+
+/// execveat(2).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn execveat(
+    dirfd: c_int,
+    path: *const c_char,
+    argv: Argv,
+    envp: Argv,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: execveat's path is NULL or a C string (its contract).
+    let arg = unsafe { CArg::new(path) };
+    if let Err(e) = exec_check("execveat", dirfd, arg, at_follow(flags, arg)) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("execveat", ExecveatFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real call with our envp.
+    unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
+}
+
+/// fexecve(3).
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
+    if let Err(e) = exec_check("fexecve", fd, CArg::NULL, Follow::Fd) {
+        set_errno(e);
+        return -1;
+    }
+    let Some(real) = real!("fexecve", FexecveFn) else {
+        set_errno(libc::ENOSYS);
+        return -1;
+    };
+    // SAFETY: the real call with our envp.
+    unsafe { with_env(envp, |env| real(fd, argv, env)) }
+}
+
+/// dlopen(3) of a file named by path (with a `/`) loads code from it: an
+/// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
+/// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
+///
+/// # Safety
+/// `name` must be NULL or a C string (dlopen's own contract).
+#[no_mangle]
+pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
+    // SAFETY: dlopen's name is NULL or a C string (its contract).
+    let name = unsafe { CArg::new(name) };
+    if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
+        return 0;
+    }
+    let t = Target {
+        access: Some(Access::Exec),
+        follow: Follow::Yes,
+        dirfd: AT_FDCWD,
+        path: name,
+        moves: false,
+    };
+    match guard::check("dlopen", &[t]) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_path_entries() {
+        let mut buf = [0u8; 16];
+        assert_eq!(join(b"/bin", b"ls", &mut buf).unwrap(), c"/bin/ls");
+        assert_eq!(join(b"", b"ls", &mut buf).unwrap(), c"./ls");
+        assert!(join(b"/a/very/long/dir", b"ls", &mut buf).is_none());
+    }
+}

@@ -1,0 +1,113 @@
+//! bind on an AF_UNIX path creates a socket file: checked as a write of
+//! that path (abstract and unnamed sockets create none).
+
+use std::ffi::c_int;
+
+use libc::AT_FDCWD;
+
+use super::{check1, WRITE};
+use crate::guard::{set_errno, CArg};
+use crate::resolve::Follow;
+
+/// The bytes of a socket address that `bind` may read as a `sockaddr_un`
+/// (none for NULL).
+///
+/// # Safety
+/// `addr` must be NULL or point to `len` readable bytes.
+pub unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
+    if addr.is_null() {
+        return &[];
+    }
+    let n = (len as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+    // SAFETY: n <= len bytes at addr, readable by the caller's guarantee.
+    unsafe { std::slice::from_raw_parts(addr.cast::<u8>(), n) }
+}
+
+/// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
+/// `None` for other families, abstract and unnamed sockets. `addr`: the
+/// address's bytes (see [`addr_bytes`]).
+pub fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
+    let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+    let len = addr.len();
+    if len <= off {
+        return false;
+    }
+    let family = libc::sa_family_t::from_ne_bytes([addr[0], addr[1]]);
+    let first = addr[off];
+    if c_int::from(family) != libc::AF_UNIX || first == 0 {
+        return false;
+    }
+    let n = (len - off).min(108);
+    let src = &addr[off..off + n];
+    let n = src.iter().position(|&b| b == 0).unwrap_or(n);
+    buf[..n].copy_from_slice(&src[..n]);
+    buf[n] = 0;
+    true
+}
+
+/// bind on an AF_UNIX path creates a socket file there: a write.
+pub fn check_bind(addr: &[u8]) -> Result<(), c_int> {
+    let mut buf = [0u8; 110];
+    if !unix_path(addr, &mut buf) {
+        return Ok(());
+    }
+    let Ok(path) = std::ffi::CStr::from_bytes_until_nul(&buf) else {
+        return Ok(());
+    };
+    check1("bind", WRITE, Follow::Entry, AT_FDCWD, CArg::of(path))
+}
+
+/// bind(2): an AF_UNIX path is checked as a write.
+///
+/// # Safety
+/// As for the C function: its pointer arguments valid as it requires (a
+/// C string NUL-terminated, NULL only where it accepts NULL).
+#[no_mangle]
+pub unsafe extern "C" fn bind(
+    fd: c_int,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> c_int {
+    // SAFETY: bind's contract: `len` readable bytes at `addr`.
+    if let Err(e) = check_bind(unsafe { addr_bytes(addr, len) }) {
+        set_errno(e);
+        return -1;
+    }
+    hooks!(@real "bind", unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int, -1, (fd, addr, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::c_char;
+
+    use super::*;
+
+    #[test]
+    fn unix_paths() {
+        // SAFETY: an all-zero sockaddr_un is a valid value.
+        let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (i, b) in b"/tmp/s".iter().enumerate() {
+            a.sun_path[i] = *b as c_char;
+        }
+        let p = (&a as *const libc::sockaddr_un).cast();
+        let full = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        let mut buf = [0u8; 110];
+        // SAFETY: `len` bytes of a live sockaddr_un.
+        let unix_path = |p, len, buf: &mut _| unix_path(unsafe { addr_bytes(p, len) }, buf);
+        assert!(unix_path(p, full, &mut buf));
+        assert_eq!(&buf[..7], b"/tmp/s\0");
+        // Length that cuts the name, without a NUL.
+        assert!(unix_path(p, 2 + 4, &mut buf));
+        assert_eq!(&buf[..5], b"/tmp\0");
+        // Unnamed and abstract sockets create no file.
+        assert!(!unix_path(p, 2, &mut buf));
+        a.sun_path[0] = 0;
+        let p = (&a as *const libc::sockaddr_un).cast();
+        assert!(!unix_path(p, full, &mut buf));
+        a.sun_path[0] = b'/' as c_char;
+        a.sun_family = libc::AF_INET as libc::sa_family_t;
+        let p = (&a as *const libc::sockaddr_un).cast();
+        assert!(!unix_path(p, full, &mut buf));
+    }
+}
