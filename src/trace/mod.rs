@@ -1,0 +1,51 @@
+//! Trace lines: one per denied (or audited) call, written with one `write(2)`.
+//!
+//! A line is formatted into a stack buffer and written whole, so lines from
+//! concurrent processes sharing a log never interleave. The log file is the
+//! library's own fd; before each write it is checked to still be the file we
+//! opened (a program may close it and reuse the number), and reopened if not.
+//! "stderr" means the stderr the process started with: fd 2 is duplicated at
+//! load (`CLOEXEC`: each child makes its own copy) and the copy is checked
+//! the same way, so a program that closed fd 2 and opened a data file there
+//! never gets trace lines in its data.
+//!
+//! A line that cannot be written whole (a full disk, a log that refuses
+//! writes) is counted as lost: the process says so once on its stderr, and a
+//! supervising `fsguard run` is told (`lost N` on the report pipe).
+//!
+//! The parts: [`render`] (a line as text or JSON, and its escaping),
+//! [`sink`] (the log file and the starting stderr) and [`report`] (the
+//! report pipe of `fsguard run`).
+
+mod render;
+mod report;
+mod sink;
+
+#[cfg(test)]
+mod tests;
+
+use fsguard_policy::{Access, Hint, Rule};
+
+pub use render::Line;
+pub use report::{report, report_fd, report_for_child, report_init, ReportForChild};
+pub use sink::Sink;
+
+/// What one line reports.
+pub struct Event<'a> {
+    /// `blocked`, `audit` or `unguarded`.
+    pub event: &'a str,
+    /// The libc call, base name (`open` for `open64`).
+    pub call: &'a str,
+    /// The access checked.
+    pub access: Access,
+    /// The resolved path.
+    pub path: &'a [u8],
+    /// The second path of a two-path call.
+    pub dest: Option<&'a [u8]>,
+    /// The deciding rule.
+    pub rule: Rule<'a>,
+    /// errno the call fails with (0 when it goes ahead).
+    pub errno: i32,
+    /// The rule that would allow the access, if one can.
+    pub hint: Option<Hint<'a>>,
+}
