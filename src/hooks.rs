@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use fsguard_policy::Access;
 use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
+pub use crate::classify::{open_access, open_follow};
 use crate::guard::CArg;
 use crate::resolve::{Follow, Via};
 
@@ -64,34 +65,6 @@ pub(crate) const fn chk(
         follow,
         dirfd,
         path,
-    }
-}
-
-/// An open's access from its flags: any of O_WRONLY, O_RDWR, O_APPEND,
-/// O_CREAT, O_TRUNC (even with O_RDONLY) or O_TMPFILE writes; O_PATH only
-/// names the object (a metadata access).
-pub fn open_access(flags: c_int) -> Option<Access> {
-    let writes = libc::O_WRONLY | libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_TRUNC;
-    if flags & writes != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
-        WRITE
-    } else if flags & libc::O_PATH != 0 {
-        None
-    } else {
-        READ
-    }
-}
-
-/// How an open treats its last component.
-pub fn open_follow(flags: c_int) -> Follow {
-    let creat = flags & libc::O_CREAT != 0;
-    if creat && flags & libc::O_EXCL != 0 {
-        Follow::Entry
-    } else if flags & libc::O_NOFOLLOW != 0 {
-        Follow::NoFollow
-    } else if creat {
-        Follow::Create
-    } else {
-        Follow::Yes
     }
 }
 
@@ -674,27 +647,6 @@ hooks! {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn open_flags_classify() {
-        assert_eq!(open_access(libc::O_RDONLY), READ);
-        assert_eq!(open_access(libc::O_RDONLY | libc::O_TRUNC), WRITE);
-        assert_eq!(open_access(libc::O_WRONLY), WRITE);
-        assert_eq!(open_access(libc::O_RDWR), WRITE);
-        assert_eq!(open_access(libc::O_APPEND), WRITE);
-        assert_eq!(open_access(libc::O_CREAT), WRITE);
-        assert_eq!(open_access(libc::O_TMPFILE | libc::O_RDWR), WRITE);
-        assert_eq!(open_access(libc::O_DIRECTORY), READ);
-        assert_eq!(open_access(libc::O_PATH), None);
-        assert_eq!(open_follow(libc::O_CREAT), Follow::Create);
-        assert_eq!(open_follow(libc::O_CREAT | libc::O_EXCL), Follow::Entry);
-        assert_eq!(open_follow(libc::O_NOFOLLOW), Follow::NoFollow);
-        assert_eq!(
-            open_follow(libc::O_NOFOLLOW | libc::O_CREAT | libc::O_EXCL),
-            Follow::Entry
-        );
-        assert_eq!(open_follow(0), Follow::Yes);
-    }
 
     #[test]
     fn fopen_modes() {
