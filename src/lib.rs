@@ -5,7 +5,7 @@
 //! hook classifies the call, resolves its paths the way the kernel will
 //! ([`resolve`]), asks the frozen policy ([`fsguard_policy::Policy`]) and
 //! either calls the real function or fails with `EACCES` and one trace line
-//! ([`trace`]). The policy is read once, in the constructor (`init`), into the
+//! ([`trace`]). The policy is read once, in the constructor ([`init`]), into the
 //! [`guard`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -16,13 +16,14 @@ mod reserve;
 
 pub mod guard;
 #[macro_use]
-pub mod hooks;
+pub mod entry;
 pub mod aliases;
 pub mod classify;
 pub mod exec;
 pub mod handoff;
+pub mod hooks;
 pub mod hooks_more;
-mod init;
+pub mod init;
 pub mod resolve;
 pub mod syscall;
 pub mod trace;
