@@ -2,15 +2,17 @@
 //!
 //! One entry per symbol says which arguments are paths, relative to which
 //! dirfd, whether the last component is followed, and what access is checked.
-//! The macro turns each entry into an exported function (classify → resolve
-//! → decide → real call or deny) and a row of [`TABLE`], from which the
-//! hook reference in `docs/hooks.md` is generated and checked.
+//! The `hooks!` macro ([`crate::entry`]) turns each entry into an exported
+//! function (classify → resolve → decide → real call or deny) and a row of
+//! [`TABLE`], from which the hook reference in `docs/hooks.md` is generated
+//! and checked.
 
 use std::ffi::{c_char, c_int, c_uint};
 
 use fsguard_policy::Access;
 use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
+pub use crate::classify::{open_access, open_follow};
 use crate::guard::CArg;
 use crate::resolve::{Follow, Via};
 
@@ -64,34 +66,6 @@ pub(crate) const fn chk(
         follow,
         dirfd,
         path,
-    }
-}
-
-/// An open's access from its flags: any of O_WRONLY, O_RDWR, O_APPEND,
-/// O_CREAT, O_TRUNC (even with O_RDONLY) or O_TMPFILE writes; O_PATH only
-/// names the object (a metadata access).
-pub fn open_access(flags: c_int) -> Option<Access> {
-    let writes = libc::O_WRONLY | libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_TRUNC;
-    if flags & writes != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
-        WRITE
-    } else if flags & libc::O_PATH != 0 {
-        None
-    } else {
-        READ
-    }
-}
-
-/// How an open treats its last component.
-pub fn open_follow(flags: c_int) -> Follow {
-    let creat = flags & libc::O_CREAT != 0;
-    if creat && flags & libc::O_EXCL != 0 {
-        Follow::Entry
-    } else if flags & libc::O_NOFOLLOW != 0 {
-        Follow::NoFollow
-    } else if creat {
-        Follow::Create
-    } else {
-        Follow::Yes
     }
 }
 
@@ -239,156 +213,6 @@ fn stream_follow(path: CArg<'_>, mode: CArg<'_>) -> Follow {
     } else {
         open_follow(fopen_flags(mode))
     }
-}
-
-/// A hook's argument as the code below the hook's entry sees it: a C string
-/// (`*const c_char`) as a [`CArg`], anything else as it came.
-pub trait HookArg: Copy {
-    /// The typed form.
-    type Typed<'a>: Copy;
-    /// # Safety
-    /// A C string argument must be NULL or a C string valid for the call.
-    unsafe fn typed<'a>(self) -> Self::Typed<'a>;
-}
-
-impl HookArg for *const c_char {
-    type Typed<'a> = CArg<'a>;
-    #[inline]
-    unsafe fn typed<'a>(self) -> Self::Typed<'a> {
-        // SAFETY: the caller's guarantee, passed on.
-        unsafe { CArg::new(self) }
-    }
-}
-
-macro_rules! as_is {
-    ($($t:ty),*) => {$(
-        impl HookArg for $t {
-            type Typed<'a> = $t;
-            #[inline]
-            unsafe fn typed<'a>(self) -> Self::Typed<'a> {
-                self
-            }
-        }
-    )*};
-}
-
-as_is!(
-    i32,
-    u32,
-    i64,
-    u64,
-    usize,
-    *const libc::c_void,
-    *const libc::timespec
-);
-as_is!(*const libc::timeval, *const libc::utimbuf);
-
-impl<T> HookArg for *mut T {
-    type Typed<'a> = *mut T;
-    #[inline]
-    unsafe fn typed<'a>(self) -> Self::Typed<'a> {
-        self
-    }
-}
-
-/// Declares hooks; used by every module that defines some (see the table
-/// below for the syntax).
-macro_rules! hooks {
-    (@real $symbol:literal, $realty:ty, $fail:expr, ($($rarg:expr),*)) => {
-        match crate::real::real!($symbol, $realty) {
-            // SAFETY: the real function, called with the caller's arguments.
-            Some(f) => unsafe { f($($rarg),*) },
-            None => {
-                crate::guard::set_errno(libc::ENOSYS);
-                $fail
-            }
-        }
-    };
-    (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty, ($realty:ty) ($($rarg:expr),*)) => {
-        hooks!(@real $symbol, $realty, $fail, ($($rarg),*))
-    };
-    (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
-        hooks!(@real $symbol, unsafe extern "C" fn($($argty),*) -> $ret, $fail, ($($arg),*))
-    };
-    (@act $vias:ident, $call:expr, $t:ident, $act:expr) => {
-        if $vias.resolved() {
-            let r = {
-                let $t = &$vias;
-                $act
-            };
-            return crate::guard::keep_errno(|| r, $vias);
-        }
-    };
-    (table $table:ident; $(
-        $(#[doc = $doc:literal])*
-        $symbol:literal as $call:literal
-        fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
-        $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
-        $(, fast $fast:expr)?
-        $(, via $vpath:ident)?
-        $(, act |$t:ident| $act:expr)?
-        , fail $fail:expr
-        , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
-    )*) => {
-        $(
-            $(#[doc = $doc])*
-            ///
-            /// # Safety
-            /// As for the C function: its pointer arguments valid as it
-            /// requires (a C string NUL-terminated, NULL only where it
-            /// accepts NULL).
-            #[no_mangle]
-            pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
-                let raw_args = ($($arg,)*);
-                $(#[allow(unused_variables)] // not every hook reads every one
-                let $arg =
-                    // SAFETY: the caller's argument under the C function's
-                    // contract: a C string is NULL or valid for the call.
-                    unsafe { crate::hooks::HookArg::typed($arg) };)*
-                $(if let Some(r) = $fast {
-                    return r;
-                })?
-                let targets = [$(crate::guard::Target {
-                    access: $access,
-                    follow: $follow,
-                    dirfd: $dirfd,
-                    path: $path,
-                    moves: $moves,
-                }),*];
-                let mut vias = crate::guard::Vias::new(&targets);
-                if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
-                    crate::guard::set_errno(e);
-                    return $fail;
-                }
-                // Act on the object checked: through the fds the check
-                // holds, never the caller's string again.
-                $(hooks!(@act vias, $call, $t, $act);)?
-                $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
-                crate::guard::keep_errno(
-                    || {
-                        // The real call gets the caller's own arguments.
-                        #[allow(unused_variables)] // a `real` list may leave some out
-                        let ($($arg,)*) = raw_args;
-                        $(let $vpath = via_path;)?
-                        hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
-                    },
-                    vias,
-                )
-            }
-        )*
-
-        /// The hooked symbols of this table, as declared.
-        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
-            symbol: $symbol,
-            call: $call,
-            checks: &[$(crate::hooks::CheckInfo {
-                access: stringify!($access),
-                follow: stringify!($follow),
-                dirfd: stringify!($dirfd),
-                path: stringify!($path),
-            }),*],
-        }),*];
-    };
 }
 
 /// An open through the check's [`Via`]: the object reopened through its
@@ -674,27 +498,6 @@ hooks! {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn open_flags_classify() {
-        assert_eq!(open_access(libc::O_RDONLY), READ);
-        assert_eq!(open_access(libc::O_RDONLY | libc::O_TRUNC), WRITE);
-        assert_eq!(open_access(libc::O_WRONLY), WRITE);
-        assert_eq!(open_access(libc::O_RDWR), WRITE);
-        assert_eq!(open_access(libc::O_APPEND), WRITE);
-        assert_eq!(open_access(libc::O_CREAT), WRITE);
-        assert_eq!(open_access(libc::O_TMPFILE | libc::O_RDWR), WRITE);
-        assert_eq!(open_access(libc::O_DIRECTORY), READ);
-        assert_eq!(open_access(libc::O_PATH), None);
-        assert_eq!(open_follow(libc::O_CREAT), Follow::Create);
-        assert_eq!(open_follow(libc::O_CREAT | libc::O_EXCL), Follow::Entry);
-        assert_eq!(open_follow(libc::O_NOFOLLOW), Follow::NoFollow);
-        assert_eq!(
-            open_follow(libc::O_NOFOLLOW | libc::O_CREAT | libc::O_EXCL),
-            Follow::Entry
-        );
-        assert_eq!(open_follow(0), Follow::Yes);
-    }
 
     #[test]
     fn fopen_modes() {

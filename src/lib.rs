@@ -5,7 +5,8 @@
 //! hook classifies the call, resolves its paths the way the kernel will
 //! ([`resolve`]), asks the frozen policy ([`fsguard_policy::Policy`]) and
 //! either calls the real function or fails with `EACCES` and one trace line
-//! ([`trace`]). The policy is read once, in the constructor ([`guard`]).
+//! ([`trace`]). The policy is read once, in the constructor ([`init`]), into the
+//! [`guard`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -15,11 +16,14 @@ mod reserve;
 
 pub mod guard;
 #[macro_use]
-pub mod hooks;
+pub mod entry;
 pub mod aliases;
+pub mod classify;
 pub mod exec;
 pub mod handoff;
+pub mod hooks;
 pub mod hooks_more;
+pub mod init;
 pub mod resolve;
 pub mod syscall;
 pub mod trace;
@@ -36,4 +40,4 @@ static INIT: unsafe extern "C" fn(
     std::ffi::c_int,
     *const *const std::ffi::c_char,
     *const *const std::ffi::c_char,
-) = guard::init;
+) = init::init;
