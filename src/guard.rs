@@ -146,17 +146,7 @@ pub struct Target<'a> {
     pub moves: bool,
 }
 
-#[inline]
-pub fn errno() -> c_int {
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() }
-}
-
-#[inline]
-pub fn set_errno(e: c_int) {
-    // SAFETY: as above.
-    unsafe { *libc::__errno_location() = e }
-}
+pub use crate::errno::{errno, set_errno};
 
 /// Decides a call: `Ok` to go ahead with the real function, `Err(errno)` to
 /// fail it. Never unwinds; a panic inside denies. For calls that take the

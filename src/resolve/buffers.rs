@@ -149,7 +149,7 @@ impl RawPath {
                 self.len = unsafe { CStr::from_ptr(p) }.to_bytes().len();
                 return true;
             }
-            if crate::guard::errno() != libc::ERANGE {
+            if crate::errno::errno() != libc::ERANGE {
                 return false;
             }
         }

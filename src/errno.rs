@@ -1,0 +1,20 @@
+//! The calling thread's `errno`, read and written by every module.
+//!
+//! A leaf module: the resolver and the guard both need it, and neither
+//! should import the other for it.
+
+use libc::c_int;
+
+/// The calling thread's `errno`.
+#[inline]
+pub fn errno() -> c_int {
+    // SAFETY: __errno_location returns this thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets the calling thread's `errno`.
+#[inline]
+pub fn set_errno(e: c_int) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = e }
+}
