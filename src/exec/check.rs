@@ -300,13 +300,30 @@ fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
     if ent < 4 {
         return None;
     }
-    let mut buf = [0u8; 4096];
-    let want = (ent * num).min(buf.len() / ent * ent);
-    let got = rustix::io::pread(fd, &mut buf[..want], phoff).ok()?;
+    // Read a few entries at a time: this may run on a signal handler's
+    // small stack. As many as 4 KiB hold are looked at, as before.
+    let mut buf = [0u8; 512];
+    let per = buf.len() / ent;
+    if per == 0 {
+        return None;
+    }
+    let total = num.min(4096 / ent);
     const PT_INTERP: u32 = 3;
-    Some(
-        buf[..got]
+    let mut i = 0;
+    while i < total {
+        let k = per.min(total - i);
+        let off = phoff.checked_add((i * ent) as u64)?;
+        let got = rustix::io::pread(fd, &mut buf[..k * ent], off).ok()?;
+        if buf[..got]
             .chunks_exact(ent)
-            .any(|ph| u32_at(ph, 0) == PT_INTERP),
-    )
+            .any(|ph| u32_at(ph, 0) == PT_INTERP)
+        {
+            return Some(true);
+        }
+        if got < k * ent {
+            break;
+        }
+        i += k;
+    }
+    Some(false)
 }
