@@ -135,8 +135,12 @@ fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
 /// mapping; `Err(ENOMEM)` without calling `f` when no mapping can be made
 /// (the child never runs without the library).
 ///
+/// Never inlined: its buffers stay out of the frame that runs the exec
+/// check.
+///
 /// # Safety
 /// As [`entries`].
+#[inline(never)]
 pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Result<R, c_int> {
     let Some(ce) = child_env() else {
         return Ok(f(envp));
