@@ -2,7 +2,12 @@
 //! (`SIGSTKSZ`) that calls a hooked function must not overflow it, whatever
 //! the call: allowed, denied, two long paths, a path of nearly `PATH_MAX`,
 //! a line that must be escaped at length, paths through symlinks (the
-//! kernel's route of resolution), in text and in JSON.
+//! kernel's route of resolution), in text and in JSON. execve is
+//! async-signal-safe, so the exec family is covered too: execve, execveat
+//! and fexecve of a program outside the root (denied), execve and execveat
+//! of a `#!` script (allowed: the handler's exec runs it), and a denied
+//! posix_spawn. system and popen are not async-signal-safe, so no program
+//! may call them from a handler: not covered here.
 //!
 //! `tests/c/sigaltstack.c` runs each call in a handler on such a stack with
 //! 64 KiB of `PROT_NONE` below it (an overflow kills the program instead of
@@ -53,8 +58,17 @@ struct Case {
     arg: String,
     /// errno the call must fail with; 0: it must work.
     errno: i32,
-    /// The trace line it must write (denials): call, path, dest.
-    line: Option<(&'static str, PathBuf, Option<PathBuf>)>,
+    /// An exec that must replace the program (nothing returns).
+    execs: bool,
+    /// The trace line it must write (denials): call, access, path, dest.
+    line: Option<Line>,
+}
+
+type Line = (&'static str, &'static str, PathBuf, Option<PathBuf>);
+
+/// A denial of `call` with `access` on `path`.
+fn denied(call: &'static str, access: &'static str, path: PathBuf) -> Option<Line> {
+    Some((call, access, path, None))
 }
 
 /// A field of a trace line from a JSON log, read by Python's `json` (each
@@ -123,61 +137,133 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
     std::os::unix::fs::symlink(&linked, ws.join("link")).unwrap();
     std::os::unix::fs::symlink(outside.join("target"), ws.join("dangling")).unwrap();
 
+    // Programs: one outside the root (denied), one there at the end of a
+    // 3.8 KB path; a `#!` script in the root (allowed), which appends a line
+    // to `ran` each time it runs.
+    let prog_out = outside.join("prog");
+    write_file(&prog_out, "#!/bin/sh\nexit 0\n", 0o755);
+    let prog_deep = dst.with_file_name("prog");
+    write_file(&prog_deep, "#!/bin/sh\nexit 0\n", 0o755);
+    let ran = ws.join("ran");
+    let body = format!("#!/bin/sh\necho \"$0\" >> '{}'\n", ran.display());
+    let script = ws.join("script");
+    write_file(&script, &body, 0o755);
+    let script_deep = src.with_file_name("script");
+    write_file(&script_deep, &body, 0o755);
+
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let cases = [
         Case {
             what: "allowed open, relative",
             arg: "open-write:allowed.txt".into(),
             errno: 0,
+            execs: false,
             line: None,
         },
         Case {
             what: "allowed open, 3.8 KB path",
             arg: format!("open-read:{}", s(&src)),
             errno: 0,
+            execs: false,
             line: None,
         },
         Case {
             what: "denied open",
             arg: format!("open-write:{}", s(&outside.join("denied"))),
             errno: EACCES,
-            line: Some(("open", outside.join("denied"), None)),
+            execs: false,
+            line: denied("open", "write", outside.join("denied")),
         },
         Case {
             what: "denied rename, 3.8 KB paths",
             arg: format!("rename:{}:{}", s(&src), s(&dst)),
             errno: EACCES,
-            line: Some(("rename", src.clone(), Some(dst.clone()))),
+            execs: false,
+            line: Some(("rename", "write", src.clone(), Some(dst.clone()))),
         },
         Case {
             what: "denied open, 4095 B path",
             arg: format!("open-write:{}", s(&near_max)),
             errno: EACCES,
-            line: Some(("open", near_max.clone(), None)),
+            execs: false,
+            line: denied("open", "write", near_max.clone()),
         },
         Case {
             what: "denied open, 2000 quotes",
             arg: format!("open-write:{}", s(&quoted)),
             errno: EACCES,
-            line: Some(("open", quoted.clone(), None)),
+            execs: false,
+            line: denied("open", "write", quoted.clone()),
         },
         Case {
             what: "denied open via symlink",
             arg: format!("open-write:{}", s(&ws.join("link/new"))),
             errno: EACCES,
-            line: Some(("open", linked.join("new"), None)),
+            execs: false,
+            line: denied("open", "write", linked.join("new")),
         },
         Case {
             what: "denied create via dangling link",
             arg: "open-write:dangling".into(),
             errno: EACCES,
-            line: Some(("open", outside.join("target"), None)),
+            execs: false,
+            line: denied("open", "write", outside.join("target")),
         },
         Case {
             what: "denied rename via symlink",
             arg: format!("rename:{}:{}", s(&src), s(&ws.join("link/moved"))),
             errno: EACCES,
-            line: Some(("rename", src.clone(), Some(linked.join("moved")))),
+            execs: false,
+            line: Some(("rename", "write", src.clone(), Some(linked.join("moved")))),
+        },
+        Case {
+            what: "denied execve, outside root",
+            arg: format!("execve:{}", s(&prog_out)),
+            errno: EACCES,
+            execs: false,
+            line: denied("execve", "exec", prog_out.clone()),
+        },
+        Case {
+            what: "denied execve, 3.8 KB path",
+            arg: format!("execve:{}", s(&prog_deep)),
+            errno: EACCES,
+            execs: false,
+            line: denied("execve", "exec", prog_deep.clone()),
+        },
+        Case {
+            what: "denied execveat",
+            arg: format!("execveat:{}", s(&prog_out)),
+            errno: EACCES,
+            execs: false,
+            line: denied("execveat", "exec", prog_out.clone()),
+        },
+        Case {
+            what: "denied fexecve",
+            arg: format!("fexecve:{}", s(&prog_out)),
+            errno: EACCES,
+            execs: false,
+            line: denied("fexecve", "exec", prog_out.clone()),
+        },
+        Case {
+            what: "denied posix_spawn",
+            arg: format!("spawn:{}", s(&prog_deep)),
+            errno: EACCES,
+            execs: false,
+            line: denied("posix_spawn", "exec", prog_deep.clone()),
+        },
+        Case {
+            what: "allowed execve of a #! script",
+            arg: format!("execve:{}", s(&script)),
+            errno: 0,
+            execs: true,
+            line: None,
+        },
+        Case {
+            what: "allowed execveat, #!, 3.8 KB",
+            arg: format!("execveat:{}", s(&script_deep)),
+            errno: 0,
+            execs: true,
+            line: None,
         },
     ];
 
@@ -223,36 +309,42 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| panic!("no {k} in {line}"))
         };
+        assert!(
+            !line.contains(" killed="),
+            "{}: the handler overflowed its stack?\n{ctx}",
+            c.what
+        );
         assert_eq!(field("errno="), i64::from(c.errno), "{}\n{ctx}", c.arg);
         assert_eq!(field("ret="), if c.errno == 0 { 0 } else { -1 }, "{ctx}");
+        assert_eq!(line.contains(" execd=1"), c.execs, "{}\n{ctx}", c.what);
         used.push((c.what.to_string(), field("used=") as usize));
     }
 
     // One line per denial, in order, naming the resolved paths.
-    let denied: Vec<_> = cases.iter().filter_map(|c| c.line.as_ref()).collect();
+    let want_lines: Vec<_> = cases.iter().filter_map(|c| c.line.as_ref()).collect();
     let lines: Vec<&str> = log_text.lines().collect();
-    assert_eq!(lines.len(), denied.len(), "{ctx}");
+    assert_eq!(lines.len(), want_lines.len(), "{ctx}");
     if format == "json" {
         let got = json_fields(&log);
-        for ((call, path, dest), f) in denied.iter().zip(&got) {
+        for ((call, access, path, dest), f) in want_lines.iter().zip(&got) {
             let want_dest = dest.as_deref().map(hex);
             assert_eq!(f.get("event").map(String::as_str), Some("blocked"), "{ctx}");
             assert_eq!(f.get("call").map(String::as_str), Some(*call), "{ctx}");
-            assert_eq!(f.get("access").map(String::as_str), Some("write"), "{ctx}");
+            assert_eq!(f.get("access").map(String::as_str), Some(*access), "{ctx}");
             assert_eq!(f.get("path"), Some(&hex(path)), "{ctx}");
             assert_eq!(f.get("dest"), want_dest.as_ref(), "{ctx}");
             assert_eq!(f.get("rule").map(String::as_str), Some("root"), "{ctx}");
             assert_eq!(f.get("errno").map(String::as_str), Some("13"), "{ctx}");
         }
     } else {
-        for ((call, path, dest), l) in denied.iter().zip(&lines) {
+        for ((call, access, path, dest), l) in want_lines.iter().zip(&lines) {
             let t = parse_trace(l).unwrap_or_else(|| panic!("bad line {l:?}\n{ctx}"));
             assert_eq!(
                 (t.event.as_str(), t.call.as_str()),
                 ("blocked", *call),
                 "{l}"
             );
-            assert_eq!(t.access, "write", "{l}");
+            assert_eq!(t.access, *access, "{l}");
             assert_eq!(t.field("path"), path.to_str(), "{l}");
             assert_eq!(
                 t.field("dest"),
@@ -265,6 +357,16 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
 
     // The allowed calls worked, the denied ones changed nothing.
     assert!(ws.join("allowed.txt").is_file(), "{ctx}");
+    // Each allowed exec ran the script, once.
+    let want: String = [&script, &script_deep]
+        .iter()
+        .map(|p| format!("{}\n", p.display()))
+        .collect();
+    assert_eq!(
+        std::fs::read_to_string(&ran).unwrap_or_default(),
+        want,
+        "{ctx}"
+    );
     assert_eq!(std::fs::read_to_string(&src).unwrap(), "src\n");
     assert_eq!(snapshot_diff(&before, &snapshot(&outside)), None, "{ctx}");
     used

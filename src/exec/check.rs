@@ -47,6 +47,18 @@ pub(super) fn exec_check(
         }],
     )?;
     check_interpreters(call, dirfd, path, follow)?;
+    unguarded(call, dirfd, path, follow)
+}
+
+/// The `unguarded_exec` setting applied to a program the library cannot
+/// follow (static, set-id).
+#[inline(never)]
+fn unguarded(
+    call: &'static str,
+    dirfd: c_int,
+    path: CArg<'_>,
+    follow: Follow,
+) -> Result<(), c_int> {
     let Some(g) = guard::get() else { return Ok(()) };
     let setting = g.policy.settings().unguarded_exec;
     if setting == UnguardedExec::Allow {
@@ -79,6 +91,9 @@ pub(super) fn exec_check(
 
 /// A script runs its `#!` interpreter (which may itself be a script, up to
 /// the kernel's four levels): each is executed too, so each is checked.
+/// Never inlined, nor is [`unguarded`]: their buffers are not on the stack
+/// while the program's own check runs.
+#[inline(never)]
 fn check_interpreters(
     call: &'static str,
     dirfd: c_int,
@@ -94,15 +109,13 @@ fn check_interpreters(
             return unreadable(call, dirfd, path, follow);
         };
         for _ in 0..4 {
-            let mut head = [0u8; 256];
-            let Ok(n) = rustix::io::pread(&fd, &mut head, 0) else {
+            let mut head = [0u8; HEAD + 1];
+            let Ok(n) = rustix::io::pread(&fd, &mut head[..HEAD], 0) else {
                 return Ok(());
             };
-            let Some(interp) = shebang(&head[..n]) else {
+            let Some(c) = shebang(&mut head, n) else {
                 return Ok(());
             };
-            // NUL-terminated: `shebang` leaves at least one zero byte.
-            let c = CStr::from_bytes_until_nul(&interp).map_err(|_| libc::EACCES)?;
             guard::check(
                 call,
                 &[Target {
@@ -127,21 +140,27 @@ fn check_interpreters(
     r
 }
 
-/// The interpreter a `#!` line names, NUL-terminated; `None` for no `#!`.
-fn shebang(head: &[u8]) -> Option<[u8; 257]> {
-    let line = head.strip_prefix(b"#!")?;
+/// Bytes of a file's head read for its `#!` line, as the kernel reads it.
+const HEAD: usize = 256;
+
+/// The interpreter a `#!` line names, NUL-terminated in place in `head`
+/// (one byte longer than the `n` bytes read); `None` for no `#!`.
+fn shebang(head: &mut [u8; HEAD + 1], n: usize) -> Option<&CStr> {
+    let line = head[..n.min(HEAD)].strip_prefix(b"#!")?;
     let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
-    let line = line.trim_ascii_start();
-    let end = line
+    let trimmed = line.trim_ascii_start();
+    let start = 2 + line.len() - trimmed.len();
+    let end = trimmed
         .iter()
         .position(|c| c.is_ascii_whitespace())
-        .unwrap_or(line.len());
-    if end == 0 || end > 256 {
+        .unwrap_or(trimmed.len());
+    if end == 0 {
         return None;
     }
-    let mut interp = [0u8; 257];
-    interp[..end].copy_from_slice(&line[..end]);
-    Some(interp)
+    // At most HEAD: inside the buffer.
+    let stop = start + end;
+    head[stop] = 0;
+    CStr::from_bytes_until_nul(&head[start..=stop]).ok()
 }
 
 /// A file that exists but cannot be read here (execute-only) may still be a
@@ -218,18 +237,17 @@ fn format_fd_link(fd: c_int, buf: &mut [u8; 32]) -> Option<&CStr> {
 /// or a script whose interpreter is one of those.
 fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
     let st = rustix::fs::fstat(fd).ok()?;
-    let mut head = [0u8; 256];
-    let n = rustix::io::pread(fd, &mut head, 0).ok()?;
-    let head = &head[..n];
+    let mut head = [0u8; HEAD + 1];
+    let n = rustix::io::pread(fd, &mut head[..HEAD], 0).ok()?;
     if follow_script {
-        if let Some(interp) = shebang(head) {
-            let interp = CStr::from_bytes_until_nul(&interp).ok()?;
+        if let Some(interp) = shebang(&mut head, n) {
             let ifd =
                 rustix::fs::openat(CWD, interp, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                     .ok()?;
             return classify(ifd.as_fd(), false);
         }
     }
+    let head = &head[..n];
     if setid_effective(&st) {
         return Some(Unguarded::Setid);
     }
@@ -256,6 +274,7 @@ fn setid_effective(st: &rustix::fs::Stat) -> bool {
 }
 
 /// Whether an ELF file names a program interpreter (is dynamically linked).
+#[inline(never)]
 fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
     if head.len() < 64 {
         return None;
@@ -300,13 +319,57 @@ fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
     if ent < 4 {
         return None;
     }
-    let mut buf = [0u8; 4096];
-    let want = (ent * num).min(buf.len() / ent * ent);
-    let got = rustix::io::pread(fd, &mut buf[..want], phoff).ok()?;
+    // Read a few entries at a time: this may run on a signal handler's
+    // small stack. As many as 4 KiB hold are looked at, as before.
+    let mut buf = [0u8; 512];
+    let per = buf.len() / ent;
+    if per == 0 {
+        return None;
+    }
+    let total = num.min(4096 / ent);
     const PT_INTERP: u32 = 3;
-    Some(
-        buf[..got]
+    let mut i = 0;
+    while i < total {
+        let k = per.min(total - i);
+        let off = phoff.checked_add((i * ent) as u64)?;
+        let got = rustix::io::pread(fd, &mut buf[..k * ent], off).ok()?;
+        if buf[..got]
             .chunks_exact(ent)
-            .any(|ph| u32_at(ph, 0) == PT_INTERP),
-    )
+            .any(|ph| u32_at(ph, 0) == PT_INTERP)
+        {
+            return Some(true);
+        }
+        if got < k * ent {
+            break;
+        }
+        i += k;
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interp(text: &[u8]) -> Option<Vec<u8>> {
+        let mut head = [0u8; HEAD + 1];
+        let n = text.len().min(HEAD);
+        head[..n].copy_from_slice(&text[..n]);
+        shebang(&mut head, n).map(|c| c.to_bytes().to_vec())
+    }
+
+    #[test]
+    fn reads_the_shebang_interpreter() {
+        assert_eq!(interp(b"#!/bin/sh\necho"), Some(b"/bin/sh".to_vec()));
+        assert_eq!(
+            interp(b"#!  /usr/bin/env python3 -u\n"),
+            Some(b"/usr/bin/env".to_vec())
+        );
+        assert_eq!(interp(b"#!\n/bin/sh"), None);
+        assert_eq!(interp(b"\x7fELF"), None);
+        // Cut at the head's end, as the kernel reads it.
+        let mut long = b"#!/".to_vec();
+        long.extend([b'x'; 400]);
+        assert_eq!(interp(&long).map(|v| v.len()), Some(HEAD - 2));
+    }
 }

@@ -2,11 +2,12 @@
 //! every program started from here gets, built without editing the
 //! caller's envp.
 
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use super::Argv;
 use crate::guard::{self, set_errno};
+use crate::resolve::Spill;
 
 extern "C" {
     pub(super) static mut environ: Argv;
@@ -58,10 +59,12 @@ fn own_path() -> Option<Vec<u8>> {
 }
 
 const PRELOAD: &[u8] = b"LD_PRELOAD=";
-/// Stack room: most environments fit, so a `vfork` child builds its envp
-/// without touching the (shared) heap.
-const STACK_VARS: usize = 512;
-const STACK_PRELOAD: usize = 4096;
+/// Stack room for the `LD_PRELOAD` entry and the envp's pointers: most
+/// environments fit; a larger one moves to a mapping ([`Spill`]), never to
+/// the heap, which a `vfork` child shares and a signal handler may find
+/// locked. Small, as execve may run on a signal handler's 8 KiB stack.
+const PRELOAD_INLINE: usize = 256;
+const VARS_INLINE: usize = 512;
 
 /// Entries of a NULL-terminated array (NULL counts as empty, as the kernel does).
 ///
@@ -128,42 +131,64 @@ fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
 }
 
 /// Runs `f` with the child's envp: the caller's minus `LD_PRELOAD` and every
-/// `FSGUARD_*`, plus ours. Built on the stack when it fits.
+/// `FSGUARD_*`, plus ours. Built on the stack when it fits, else in a
+/// mapping; `Err(ENOMEM)` without calling `f` when no mapping can be made
+/// (the child never runs without the library).
+///
+/// Never inlined: its buffers stay out of the frame that runs the exec
+/// check.
 ///
 /// # Safety
 /// As [`entries`].
-pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
+#[inline(never)]
+pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Result<R, c_int> {
     let Some(ce) = child_env() else {
-        return f(envp);
+        return Ok(f(envp));
     };
     // SAFETY: the caller's envp.
     let old = unsafe { caller_preload(envp) };
     // SAFETY: as above.
     let count = unsafe { entries(envp) }.count();
     let need_vars = count + 4;
-    let mut stack_pre = [0u8; STACK_PRELOAD];
-    let need_pre = preload_entry(&ce.lib, old, &mut stack_pre);
-    let mut heap_pre = Vec::new();
-    let pre: &[u8] = if need_pre <= STACK_PRELOAD {
-        &stack_pre[..need_pre]
-    } else {
-        heap_pre.resize(need_pre, 0);
-        preload_entry(&ce.lib, old, &mut heap_pre);
-        &heap_pre
+    let mut pre_buf = Spill::<PRELOAD_INLINE>::new();
+    let need_pre = preload_entry(&ce.lib, old, &mut []);
+    let mut vars_buf = Spill::<VARS_INLINE>::new();
+    let align = std::mem::align_of::<*const c_char>();
+    let vars_bytes = need_vars * std::mem::size_of::<*const c_char>() + align;
+    if pre_buf.reserve(need_pre, 0).is_err() || vars_buf.reserve(vars_bytes, 0).is_err() {
+        return Err(libc::ENOMEM);
+    }
+    let pre = {
+        let b = pre_buf.buf();
+        // SAFETY: `need_pre` bytes fit (reserved above); zeroed before the
+        // slice is made.
+        let b = unsafe {
+            let p = b.as_mut_ptr().cast::<u8>();
+            p.write_bytes(0, need_pre);
+            std::slice::from_raw_parts_mut(p, need_pre)
+        };
+        preload_entry(&ce.lib, old, b);
+        b.as_ptr()
     };
-    let mut stack_vars = [std::ptr::null::<c_char>(); STACK_VARS];
-    let mut heap_vars = Vec::new();
-    let vars: &mut [*const c_char] = if need_vars <= STACK_VARS {
-        &mut stack_vars[..]
-    } else {
-        heap_vars.resize(need_vars, std::ptr::null());
-        &mut heap_vars[..]
+    let vars: &mut [*const c_char] = {
+        let b = vars_buf.buf();
+        let skip = b.as_mut_ptr().align_offset(align);
+        // SAFETY: `skip + need_vars` pointers fit (one alignment's slack
+        // reserved above), the start is aligned, and every slot is written
+        // before the array is read (a NULL ends it).
+        unsafe {
+            let p = b.as_mut_ptr().add(skip).cast::<*const c_char>();
+            for i in 0..need_vars {
+                p.add(i).write(std::ptr::null());
+            }
+            std::slice::from_raw_parts_mut(p, need_vars)
+        }
     };
     // No fd for the policy: `-1`, which the child refuses (fail closed).
     let handoff = crate::handoff::ForChild::new(&ce.frozen);
     let mut policy = [0u8; 40];
     let mut n = 0;
-    vars[n] = pre.as_ptr().cast();
+    vars[n] = pre.cast();
     n += 1;
     vars[n] = policy_entry(handoff.as_ref(), &mut policy);
     n += 1;
@@ -189,12 +214,12 @@ pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> R {
     vars[n] = std::ptr::null();
     let r = f(vars.as_ptr());
     let saved = guard::errno();
-    drop(heap_vars);
-    drop(heap_pre);
+    drop(vars_buf);
+    drop(pre_buf);
     drop(handoff);
     drop(report);
     set_errno(saved);
-    r
+    Ok(r)
 }
 
 /// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.

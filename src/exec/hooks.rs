@@ -13,7 +13,7 @@ use super::Argv;
 use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::at_follow;
 use crate::real::real;
-use crate::resolve::Follow;
+use crate::resolve::{Follow, Spill, PATH_CAP};
 
 type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
 type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
@@ -34,7 +34,13 @@ unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) 
         return -1;
     };
     // SAFETY: the real execve with the caller's arguments and our envp.
-    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }
+    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }.unwrap_or_else(fail)
+}
+
+/// A call that failed with `e`: -1 and errno.
+fn fail(e: c_int) -> c_int {
+    set_errno(e);
+    -1
 }
 
 /// execve(2). Also the target of the shim's `execl` and `execle`.
@@ -83,18 +89,28 @@ pub(super) fn search_path() -> &'static [u8] {
     }
 }
 
-/// `dir/file\0` into `buf`; `None` if it does not fit.
-pub(super) fn join<'a>(dir: &[u8], file: &[u8], buf: &'a mut [u8]) -> Option<&'a CStr> {
+/// Stack room for a `PATH` candidate; a longer one moves to a mapping.
+pub(super) const CANDIDATE_INLINE: usize = 256;
+
+/// `dir/file\0` into `buf`; `None` if it is longer than a path can be (or
+/// no mapping can be made for it).
+pub(super) fn join<'a, const N: usize>(
+    dir: &[u8],
+    file: &[u8],
+    buf: &'a mut Spill<N>,
+) -> Option<&'a CStr> {
     let dir = if dir.is_empty() { b"." } else { dir };
     let n = dir.len() + 1 + file.len();
-    if n + 1 > buf.len() {
+    if n + 1 > PATH_CAP {
         return None;
     }
-    buf[..dir.len()].copy_from_slice(dir);
-    buf[dir.len()] = b'/';
-    buf[dir.len() + 1..n].copy_from_slice(file);
-    buf[n] = 0;
-    CStr::from_bytes_with_nul(&buf[..=n]).ok()
+    buf.reserve(n + 1, 0).ok()?;
+    let bytes = dir.iter().chain(b"/").chain(file).chain(b"\0");
+    for (o, &b) in buf.buf().iter_mut().zip(bytes) {
+        o.write(b);
+    }
+    // SAFETY: the first n + 1 bytes were written just above.
+    CStr::from_bytes_with_nul(unsafe { buf.bytes(n + 1) }).ok()
 }
 
 /// glibc's fallback for a file the kernel cannot execute: run it with /bin/sh.
@@ -139,7 +155,7 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
         return -1;
     }
     let mut eacces = false;
-    let mut buf = [0u8; 4096 + 256];
+    let mut buf = Spill::<CANDIDATE_INLINE>::new();
     for dir in search_path().split(|&c| c == b':') {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
@@ -219,6 +235,7 @@ pub unsafe extern "C" fn execveat(
     };
     // SAFETY: the real call with our envp.
     unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
+        .unwrap_or_else(fail)
 }
 
 /// fexecve(3).
@@ -237,7 +254,7 @@ pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
         return -1;
     };
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(fd, argv, env)) }
+    unsafe { with_env(envp, |env| real(fd, argv, env)) }.unwrap_or_else(fail)
 }
 
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: an
@@ -272,9 +289,15 @@ mod tests {
 
     #[test]
     fn joins_path_entries() {
-        let mut buf = [0u8; 16];
+        let mut buf = Spill::<16>::new();
         assert_eq!(join(b"/bin", b"ls", &mut buf).unwrap(), c"/bin/ls");
         assert_eq!(join(b"", b"ls", &mut buf).unwrap(), c"./ls");
-        assert!(join(b"/a/very/long/dir", b"ls", &mut buf).is_none());
+        // Longer than the stack room: in a mapping.
+        let long = [b'd'; 300];
+        let mut want = long.to_vec();
+        want.extend_from_slice(b"/ls");
+        assert_eq!(join(&long, b"ls", &mut buf).unwrap().to_bytes(), want);
+        // Longer than any path.
+        assert!(join(&[b'd'; PATH_CAP], b"ls", &mut buf).is_none());
     }
 }

@@ -46,6 +46,7 @@ unsafe fn spawn_shell(
             real(pid, SHELL_PATH.as_ptr(), fa, attr, argv.as_ptr(), env)
         })
     }
+    .unwrap_or_else(|e| e)
 }
 
 extern "C" {

@@ -9,11 +9,11 @@ use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t};
 use super::check::exec_check;
 use super::env::with_env;
 use super::file_actions::Actions;
-use super::hooks::{join, search_path};
+use super::hooks::{join, search_path, CANDIDATE_INLINE};
 use super::Argv;
 use crate::guard::CArg;
 use crate::real::real;
-use crate::resolve::Follow;
+use crate::resolve::{Follow, Spill};
 
 pub(super) type SpawnFn = unsafe extern "C" fn(
     *mut pid_t,
@@ -71,6 +71,7 @@ unsafe fn spawn_prepared(
     let fa = actions.as_ptr();
     // SAFETY: the real call; the envp is complete before the vfork-style clone.
     unsafe { with_env(envp, |env| real(pid, path.as_ptr(), fa, attr, argv, env)) }
+        .unwrap_or_else(|e| e)
 }
 
 /// posix_spawn(3).
@@ -127,7 +128,7 @@ pub unsafe extern "C" fn posix_spawnp(
         return unsafe { spawn_prepared(CALL, pid, file, &actions, attr, argv, envp) };
     }
     let mut eacces = false;
-    let mut buf = [0u8; 4096 + 256];
+    let mut buf = Spill::<CANDIDATE_INLINE>::new();
     for dir in search_path().split(|&c| c == b':') {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
