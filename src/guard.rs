@@ -231,6 +231,7 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
 }
 
 /// Runs `f` and keeps the errno it left, whatever dropping its state does.
+#[inline(always)]
 pub fn keep_errno<R>(f: impl FnOnce() -> R, state: impl Sized) -> R {
     let r = f();
     let e = errno();
