@@ -57,6 +57,9 @@ impl<T> ByPrefix<T> {
     /// Visits the entries whose key is `path` or an ancestor of it and at
     /// least `min` bytes long, deepest first, whether the list is scanned or
     /// looked up in the map; stops at the first `Some`.
+    // Inlined into each caller, as when the index lived in pattern.rs: the
+    // closure then folds into the scan (about 100 instructions a decision).
+    #[inline]
     pub(super) fn find<'a, R>(
         &'a self,
         path: &[u8],
