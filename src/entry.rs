@@ -83,7 +83,7 @@ macro_rules! hooks {
                 let $t = &$vias;
                 $act
             };
-            return crate::guard::keep_errno(|| r, $vias);
+            return crate::guard::release(r, $vias);
         }
     };
     (table $table:ident; $(
@@ -131,8 +131,10 @@ macro_rules! hooks {
                 // holds, never the caller's string again.
                 $(hooks!(@act vias, $call, $t, $act);)?
                 $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
-                crate::guard::keep_errno(
-                    || {
+                // `vias` moves into `release` only after the call: `via_path`
+                // may point into it.
+                crate::guard::release(
+                    {
                         // The real call gets the caller's own arguments.
                         #[allow(unused_variables)] // a `real` list may leave some out
                         let ($($arg,)*) = raw_args;

@@ -230,10 +230,12 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
     }
 }
 
-/// Runs `f` and keeps the errno it left, whatever dropping its state does.
+/// Hands back a call's result `r` after dropping its `state` (closing the
+/// fds a check held), keeping the errno the call left. Takes the result,
+/// not a closure: the state must stay where it is until the call is done,
+/// since the path a call is given may point into it.
 #[inline(always)]
-pub fn keep_errno<R>(f: impl FnOnce() -> R, state: impl Sized) -> R {
-    let r = f();
+pub fn release<R>(r: R, state: impl Sized) -> R {
     let e = errno();
     drop(state);
     set_errno(e);
