@@ -53,6 +53,13 @@ fn lexical(p: &Path) -> PathBuf {
 /// (folded lexically): how `fsguard explain` names a path that may not exist.
 pub fn canonical_prefix(p: &Path) -> PathBuf {
     let p = lexical(p);
+    // Most paths asked about (presets under `$HOME`, a log file to be made)
+    // have no symlink in them: one `lstat` per component finds where they
+    // stop existing, where `realpath` would be retried from `/` for every
+    // ancestor. Any symlink, or any other error, takes the general way.
+    if let Some(c) = plain_prefix(&p) {
+        return c;
+    }
     let mut existing = p.clone();
     let mut rest = Vec::new();
     loop {
@@ -74,6 +81,30 @@ pub fn canonical_prefix(p: &Path) -> PathBuf {
             _ => return p,
         }
     }
+}
+
+/// `canonical_prefix` of the lexically folded absolute `p` when no existing
+/// component of it is a symlink: then `p` is already canonical. `None` when
+/// one is, or when a component cannot be examined.
+fn plain_prefix(p: &Path) -> Option<PathBuf> {
+    let mut cur = PathBuf::from("/");
+    for c in p.components().skip(1) {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return None,
+            Ok(_) => {}
+            // Nothing at `cur` (or a non-directory above it): the rest is
+            // appended as is, as the general way would.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(20 /* ENOTDIR */) =>
+            {
+                return Some(p.to_path_buf());
+            }
+            Err(_) => return None,
+        }
+    }
+    Some(p.to_path_buf())
 }
 
 /// Makes a user pattern absolute and canonical: `~/` expanded, relative

@@ -331,3 +331,30 @@ fn frozen_round_trip() {
     assert_eq!(Settings::from_frozen(&s.to_frozen()).unwrap(), s);
     assert!(Settings::from_frozen("{\"readonly\":true}").is_err());
 }
+
+#[test]
+fn canonical_prefix_resolves_links_and_keeps_missing_tails() {
+    let d = tmpdir("prefix");
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::fs::write(d.join("real/file"), b"").unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+    std::os::unix::fs::symlink("real/file", d.join("rel")).unwrap();
+    let cases = [
+        // no link: the path itself, existing or not, below a file or not
+        ("real/file", "real/file"),
+        ("real/missing/deeper", "real/missing/deeper"),
+        ("real/file/below", "real/file/below"),
+        ("real/./x/../file", "real/file"),
+        // a link anywhere on the existing part is resolved
+        ("link/file", "real/file"),
+        ("link/missing/deeper", "real/missing/deeper"),
+        ("link", "real"),
+        ("rel", "real/file"),
+        ("rel/below", "real/file/below"),
+    ];
+    for (given, want) in cases {
+        assert_eq!(canonical_prefix(&d.join(given)), d.join(want), "{given}");
+    }
+    assert_eq!(canonical_prefix(Path::new("/")), PathBuf::from("/"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
