@@ -17,6 +17,7 @@
 mod decide;
 mod pattern;
 mod presets;
+pub mod program;
 mod settings;
 pub mod suggest;
 
