@@ -20,6 +20,7 @@ mod presets;
 pub mod program;
 mod settings;
 pub mod suggest;
+pub mod wire;
 
 pub use decide::{Decision, Hint, Policy, Rule};
 pub use pattern::PatternSet;
