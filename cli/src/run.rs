@@ -22,7 +22,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-use fsguard_policy::{wire, Access, LogFormat, LogTarget, Policy, Rule, Settings, UnguardedExec};
+use fsguard_policy::{
+    program, wire, Access, LogFormat, LogTarget, Policy, Rule, Settings, UnguardedExec,
+};
 
 use crate::gate::handshake;
 use crate::landlock::Landlock;
@@ -71,15 +73,15 @@ fn locate(program: &OsStr) -> Result<PathBuf, (u8, String)> {
         }
         return Ok(p);
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let path = std::env::var_os("PATH");
+    let path = path
+        .as_ref()
+        .map_or(program::DEFAULT_PATH, |p| p.as_bytes());
     let mut found_unexec = None;
-    for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        let c = dir.join(program);
+    // The candidates execvp tries, in its order and spelling.
+    for dir in program::path_dirs(path) {
+        let c: Vec<u8> = program::candidate(dir, program.as_bytes()).collect();
+        let c = PathBuf::from(OsStr::from_bytes(&c));
         if is_exec(&c) {
             return Ok(c);
         }

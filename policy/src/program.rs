@@ -3,7 +3,9 @@
 //! follow it). The library (on an exec hook, maybe on a signal handler's
 //! small stack) and the CLI (before `run` starts a program) share this.
 //!
-//! Allocation-free: the caller supplies the reads.
+//! Also the `PATH` search's candidates, as glibc's `execvp` forms them.
+//!
+//! Allocation-free: the caller supplies the reads and the buffers.
 
 /// `PT_INTERP`: the program header naming the dynamic loader.
 const PT_INTERP: u32 = 3;
@@ -79,6 +81,36 @@ fn read_uint(b: &[u8], off: usize, n: usize, le: bool) -> u64 {
         v[8 - n..].copy_from_slice(&b[off..off + n]);
         u64::from_be_bytes(v)
     }
+}
+
+/// The `PATH` searched when the variable is unset (glibc's default).
+pub const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+
+/// The entries of a `PATH` value, in search order (an empty one, the
+/// current directory, stays empty: see [`candidate`]).
+pub fn path_dirs(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.split(|&c| c == b':')
+}
+
+/// An empty `PATH` entry is the current directory.
+fn dir_or_dot(dir: &[u8]) -> &[u8] {
+    if dir.is_empty() {
+        b"."
+    } else {
+        dir
+    }
+}
+
+/// The candidate `dir/file` for a [`path_dirs`] entry, byte by byte (as
+/// glibc joins them: `./file` for an empty entry, `//` after a `dir` ending
+/// in `/`), to be written into the caller's buffer; [`candidate_len`] bytes.
+pub fn candidate<'a>(dir: &'a [u8], file: &'a [u8]) -> impl Iterator<Item = u8> + 'a {
+    dir_or_dot(dir).iter().chain(b"/").chain(file).copied()
+}
+
+/// How long [`candidate`]`(dir, file)` is.
+pub fn candidate_len(dir: &[u8], file: &[u8]) -> usize {
+    dir_or_dot(dir).len() + 1 + file.len()
 }
 
 #[cfg(test)]
@@ -168,5 +200,19 @@ mod tests {
         assert_eq!(check(&f, 4096), None);
         let read_fails = elf_has_interp(&elf(true, true, &[3], 64), 4096, |_, _| None);
         assert_eq!(read_fails, None);
+    }
+
+    #[test]
+    fn path_candidates_in_search_order() {
+        let dirs: Vec<&[u8]> = path_dirs(b"/usr/bin::/opt/x/:").collect();
+        assert_eq!(dirs, [&b"/usr/bin"[..], b"", b"/opt/x/", b""]);
+        let all: Vec<Vec<u8>> = path_dirs(b"/usr/bin::/opt/x/")
+            .map(|d| candidate(d, b"ls").collect())
+            .collect();
+        assert_eq!(all, [&b"/usr/bin/ls"[..], b"./ls", b"/opt/x//ls"]);
+        assert_eq!(candidate_len(b"/usr/bin", b"ls"), b"/usr/bin/ls".len());
+        assert_eq!(candidate_len(b"", b"ls"), b"./ls".len());
+        let dirs: Vec<&[u8]> = path_dirs(DEFAULT_PATH).collect();
+        assert_eq!(dirs, [&b"/bin"[..], b"/usr/bin"]);
     }
 }
