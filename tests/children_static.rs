@@ -5,6 +5,7 @@
 mod children_util;
 
 use children_util::*;
+use std::process::Output;
 
 const WRITER: &str = r#"
 #include <errno.h>
@@ -296,4 +297,66 @@ int main(void) {
         !std::path::Path::new(&tmpdir).exists(),
         "{tmpdir} is left behind"
     );
+}
+
+#[test]
+fn cli_json_lines_carry_exe_and_time_like_the_library() {
+    let s = Scratch::new("static-json");
+    let w = static_writer(&s);
+    let out = s.ws().join("out");
+    let head = format!(
+        "{{\"event\":\"blocked\",\"call\":\"execve\",\"access\":\"exec\",\"path\":\"{}\",\
+         \"rule\":\"unguarded_exec:static\",\"pid\":",
+        w.display()
+    );
+    let args = |cmd: &[&str]| {
+        let mut a = vec![
+            "--root",
+            "ws",
+            "--unguarded-exec",
+            "deny",
+            "--log-format",
+            "json",
+            "--",
+        ];
+        a.extend_from_slice(cmd);
+        run(&s.0, &a)
+    };
+    let line_of = |o: &Output| -> String {
+        // A shell may have begun its own message on the line.
+        stderr(o)
+            .lines()
+            .find_map(|l| l.find(&head).map(|at| l[at..].to_string()))
+            .unwrap_or_else(|| panic!("no line starting {head}:\n{}", stderr(o)))
+    };
+    // The CLI's own refusal (run directly) and the library's (from a shell).
+    let direct = args(&[w.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code(&direct), 126, "{}", stderr(&direct));
+    let cmd = format!("{} {}", w.display(), out.display());
+    let nested = args(&["sh", "-c", &cmd]);
+    assert_eq!(code(&nested), 126, "{}", stderr(&nested));
+    let fsguard = std::fs::canonicalize(cli()).unwrap();
+    for (line, exe) in [
+        (line_of(&direct), fsguard.display().to_string()),
+        (line_of(&nested), String::new()),
+    ] {
+        let rest = &line[head.len()..];
+        let (pid, rest) = rest.split_once(',').unwrap();
+        assert!(pid.parse::<u32>().is_ok(), "{line}");
+        let rest = rest.strip_prefix("\"errno\":13,\"exe\":\"").expect(&line);
+        let (got_exe, rest) = rest.split_once('"').unwrap();
+        if !exe.is_empty() {
+            assert_eq!(got_exe, exe, "{line}");
+        } else {
+            assert!(got_exe.starts_with('/'), "{line}");
+        }
+        let time = rest
+            .strip_prefix(",\"time\":")
+            .and_then(|t| t.strip_suffix('}'))
+            .expect(&line);
+        let (secs, millis) = time.split_once('.').expect(&line);
+        assert!(secs.parse::<u64>().unwrap() > 1_600_000_000, "{line}");
+        assert_eq!(millis.len(), 3, "{line}");
+    }
+    assert!(!out.exists());
 }

@@ -62,43 +62,9 @@ pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
         let interp = line.split(|c| c.is_ascii_whitespace()).next()?;
         return static_program(Path::new(OsStr::from_bytes(interp)), 1);
     }
-    if head.len() < 64 || &head[..4] != b"\x7fELF" {
-        return None;
-    }
-    // The ELF header and the program headers: the first pages, not the
-    // whole (often megabytes) program.
-    let mut data = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut data).ok()?;
-    data.splice(..0, head.iter().copied());
-    let le = data[5] == 1;
-    let rd = |data: &[u8], o: usize, n: usize| -> Option<u64> {
-        let b = data.get(o..o + n)?;
-        let mut v = [0u8; 8];
-        if le {
-            v[..n].copy_from_slice(b);
-            Some(u64::from_le_bytes(v))
-        } else {
-            v[8 - n..].copy_from_slice(b);
-            Some(u64::from_be_bytes(v))
-        }
-    };
-    let (phoff, ent, num) = if data[4] == 2 {
-        (
-            rd(&data, 0x20, 8)?,
-            rd(&data, 0x36, 2)?,
-            rd(&data, 0x38, 2)?,
-        )
-    } else {
-        (
-            rd(&data, 0x1c, 4)?,
-            rd(&data, 0x2a, 2)?,
-            rd(&data, 0x2c, 2)?,
-        )
-    };
-    if phoff.saturating_add(num * ent) > data.len() as u64 {
-        // Program headers past the first pages: read it all.
-        data = std::fs::read(exe).ok()?;
-    }
-    let interp = (0..num).any(|i| rd(&data, (phoff + i * ent) as usize, 4) == Some(3));
+    // Every program header is looked at, read where the file holds it.
+    let interp = fsguard_policy::program::elf_has_interp(head, usize::MAX, |off, buf| {
+        std::os::unix::fs::FileExt::read_at(&f, buf, off).ok()
+    })?;
     (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
 }

@@ -22,7 +22,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-use fsguard_policy::{LogFormat, LogTarget, Policy, Settings, UnguardedExec};
+use fsguard_policy::{
+    program, wire, Access, LogFormat, LogTarget, Policy, Rule, Settings, UnguardedExec,
+};
 
 use crate::gate::handshake;
 use crate::landlock::Landlock;
@@ -71,15 +73,15 @@ fn locate(program: &OsStr) -> Result<PathBuf, (u8, String)> {
         }
         return Ok(p);
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let path = std::env::var_os("PATH");
+    let path = path
+        .as_ref()
+        .map_or(program::DEFAULT_PATH, |p| p.as_bytes());
     let mut found_unexec = None;
-    for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        let c = dir.join(program);
+    // The candidates execvp tries, in its order and spelling.
+    for dir in program::path_dirs(path) {
+        let c: Vec<u8> = program::candidate(dir, program.as_bytes()).collect();
+        let c = PathBuf::from(OsStr::from_bytes(&c));
         if is_exec(&c) {
             return Ok(c);
         }
@@ -93,31 +95,44 @@ fn locate(program: &OsStr) -> Result<PathBuf, (u8, String)> {
     }
 }
 
-/// A trace line from the CLI itself, to the policy's log target.
+/// A trace line from the CLI itself, to the policy's log target, in the
+/// library's format ([`fsguard_policy::wire`]).
 fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
-    let p = path.display().to_string();
-    let line = match s.log.format {
-        LogFormat::Text => {
-            let shown = if p.contains([' ', '"', '\\']) || p.chars().any(char::is_control) {
-                format!("{p:?}")
-            } else {
-                p.clone()
-            };
-            if event == "unguarded" {
-                format!("[fsguard] unguarded exec {kind} path={shown} call=execve\n")
-            } else {
-                format!("[fsguard] {event} execve exec path={shown} rule=unguarded_exec:{kind}\n")
-            }
-        }
-        LogFormat::Json => format!(
-            "{}\n",
-            serde_json::json!({
-                "event": event, "call": "execve", "access": "exec", "path": p,
-                "rule": format!("unguarded_exec:{kind}"), "pid": std::process::id(),
-                "errno": if event == "blocked" { 13 } else { 0 },
-            })
-        ),
+    let mut line = String::new();
+    let p = path.as_os_str().as_bytes();
+    let ev = wire::Event {
+        event,
+        call: "execve",
+        access: Access::Exec,
+        path: p,
+        dest: None,
+        rule: Rule::Unguarded(kind),
+        errno: if event == "blocked" { libc::EACCES } else { 0 },
+        hint: None,
     };
+    match s.log.format {
+        LogFormat::Text if event == "unguarded" => {
+            wire::unguarded_text(&mut line, "execve", kind, p)
+        }
+        LogFormat::Text => wire::text(&mut line, &ev),
+        LogFormat::Json => {
+            // As the library names it: what /proc/self/exe links to.
+            let exe = std::fs::read_link("/proc/self/exe")
+                .map(|e| e.display().to_string())
+                .unwrap_or_default();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let origin = wire::Origin {
+                pid: std::process::id(),
+                exe: &exe,
+                secs: i64::try_from(now.as_secs()).unwrap_or(i64::MAX),
+                millis: now.subsec_millis(),
+            };
+            wire::json(&mut line, &ev, &origin);
+        }
+    }
+    line.push('\n');
     use std::io::Write;
     match &s.log.target {
         LogTarget::Off => {}

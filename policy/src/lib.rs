@@ -17,8 +17,10 @@
 mod decide;
 mod pattern;
 mod presets;
+pub mod program;
 mod settings;
 pub mod suggest;
+pub mod wire;
 
 pub use decide::{Decision, Hint, Policy, Rule};
 pub use pattern::PatternSet;

@@ -274,77 +274,12 @@ fn setid_effective(st: &rustix::fs::Stat) -> bool {
 }
 
 /// Whether an ELF file names a program interpreter (is dynamically linked).
+/// As many program headers as 4 KiB hold are looked at.
 #[inline(never)]
 fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
-    if head.len() < 64 {
-        return None;
-    }
-    let wide = head[4] == 2;
-    let le = head[5] == 1;
-    let u16_at = |b: &[u8], o: usize| {
-        let v = [b[o], b[o + 1]];
-        if le {
-            u16::from_le_bytes(v)
-        } else {
-            u16::from_be_bytes(v)
-        }
-    };
-    let u32_at = |b: &[u8], o: usize| {
-        let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
-        if le {
-            u32::from_le_bytes(v)
-        } else {
-            u32::from_be_bytes(v)
-        }
-    };
-    let u64_at = |b: &[u8], o: usize| {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&b[o..o + 8]);
-        if le {
-            u64::from_le_bytes(v)
-        } else {
-            u64::from_be_bytes(v)
-        }
-    };
-    let (phoff, phentsize, phnum) = if wide {
-        (u64_at(head, 0x20), u16_at(head, 0x36), u16_at(head, 0x38))
-    } else {
-        (
-            u64::from(u32_at(head, 0x1c)),
-            u16_at(head, 0x2a),
-            u16_at(head, 0x2c),
-        )
-    };
-    let (ent, num) = (usize::from(phentsize), usize::from(phnum));
-    if ent < 4 {
-        return None;
-    }
-    // Read a few entries at a time: this may run on a signal handler's
-    // small stack. As many as 4 KiB hold are looked at, as before.
-    let mut buf = [0u8; 512];
-    let per = buf.len() / ent;
-    if per == 0 {
-        return None;
-    }
-    let total = num.min(4096 / ent);
-    const PT_INTERP: u32 = 3;
-    let mut i = 0;
-    while i < total {
-        let k = per.min(total - i);
-        let off = phoff.checked_add((i * ent) as u64)?;
-        let got = rustix::io::pread(fd, &mut buf[..k * ent], off).ok()?;
-        if buf[..got]
-            .chunks_exact(ent)
-            .any(|ph| u32_at(ph, 0) == PT_INTERP)
-        {
-            return Some(true);
-        }
-        if got < k * ent {
-            break;
-        }
-        i += k;
-    }
-    Some(false)
+    fsguard_policy::program::elf_has_interp(head, 4096, |off, buf| {
+        rustix::io::pread(fd, buf, off).ok()
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, c_int, CStr};
 
-use fsguard_policy::Access;
+use fsguard_policy::{program, Access};
 use libc::AT_FDCWD;
 
 use super::check::exec_check;
@@ -82,7 +82,7 @@ pub(super) fn search_path() -> &'static [u8] {
     // SAFETY: getenv of a C string; the value lives as long as the env entry.
     let p = unsafe { libc::getenv(c"PATH".as_ptr()) };
     if p.is_null() {
-        b"/bin:/usr/bin"
+        program::DEFAULT_PATH
     } else {
         // SAFETY: a C string from the environment.
         unsafe { CStr::from_ptr(p) }.to_bytes()
@@ -92,21 +92,20 @@ pub(super) fn search_path() -> &'static [u8] {
 /// Stack room for a `PATH` candidate; a longer one moves to a mapping.
 pub(super) const CANDIDATE_INLINE: usize = 256;
 
-/// `dir/file\0` into `buf`; `None` if it is longer than a path can be (or
+/// `dir/file\0` into `buf` (`dir` a [`program::path_dirs`] entry); `None` if it is longer than a path can be (or
 /// no mapping can be made for it).
 pub(super) fn join<'a, const N: usize>(
     dir: &[u8],
     file: &[u8],
     buf: &'a mut Spill<N>,
 ) -> Option<&'a CStr> {
-    let dir = if dir.is_empty() { b"." } else { dir };
-    let n = dir.len() + 1 + file.len();
+    let n = program::candidate_len(dir, file);
     if n + 1 > PATH_CAP {
         return None;
     }
     buf.reserve(n + 1, 0).ok()?;
-    let bytes = dir.iter().chain(b"/").chain(file).chain(b"\0");
-    for (o, &b) in buf.buf().iter_mut().zip(bytes) {
+    let bytes = program::candidate(dir, file).chain([0]);
+    for (o, b) in buf.buf().iter_mut().zip(bytes) {
         o.write(b);
     }
     // SAFETY: the first n + 1 bytes were written just above.
@@ -156,7 +155,7 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
-    for dir in search_path().split(|&c| c == b':') {
+    for dir in program::path_dirs(search_path()) {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
         };

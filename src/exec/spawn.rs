@@ -129,7 +129,7 @@ pub unsafe extern "C" fn posix_spawnp(
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
-    for dir in search_path().split(|&c| c == b':') {
+    for dir in fsguard_policy::program::path_dirs(search_path()) {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
         };

@@ -24,28 +24,8 @@ mod sink;
 #[cfg(test)]
 mod tests;
 
-use fsguard_policy::{Access, Hint, Rule};
-
 pub use render::Line;
 pub use report::{report, report_fd, report_for_child, report_init, ReportForChild};
 pub use sink::Sink;
 
-/// What one line reports.
-pub struct Event<'a> {
-    /// `blocked`, `audit` or `unguarded`.
-    pub event: &'a str,
-    /// The libc call, base name (`open` for `open64`).
-    pub call: &'a str,
-    /// The access checked.
-    pub access: Access,
-    /// The resolved path.
-    pub path: &'a [u8],
-    /// The second path of a two-path call.
-    pub dest: Option<&'a [u8]>,
-    /// The deciding rule.
-    pub rule: Rule<'a>,
-    /// errno the call fails with (0 when it goes ahead).
-    pub errno: i32,
-    /// The rule that would allow the access, if one can.
-    pub hint: Option<Hint<'a>>,
-}
+pub use fsguard_policy::wire::Event;

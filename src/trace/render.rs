@@ -1,7 +1,7 @@
-//! A trace line as text (`key=value`) or JSON, with the escaping of
-//! paths that are not plain UTF-8.
+//! The buffer a trace line is built in; its format is
+//! [`fsguard_policy::wire`]'s.
 
-use std::fmt::Write as _;
+use fsguard_policy::wire;
 
 use crate::resolve::Spill;
 
@@ -74,139 +74,20 @@ impl std::fmt::Write for Line {
     }
 }
 
-fn needs_quotes(v: &[u8]) -> bool {
-    v.is_empty()
-        || v.iter()
-            .any(|&b| b == b' ' || b == b'"' || b == b'\\' || b < 0x20 || b == 0x7f || b >= 0x80)
-}
-
-/// A `key=value` value: bare, or double-quoted with backslash escapes.
-pub(super) fn value(line: &mut Line, v: &[u8]) {
-    if !needs_quotes(v) {
-        line.push(v);
-        return;
-    }
-    line.push(b"\"");
-    escaped(line, v, Bytes::Text);
-    line.push(b"\"");
-}
-
-/// How a byte that is not UTF-8 is written: `\xNN` in text lines; in JSON,
-/// which has no byte escape, `\udcNN`, the lone surrogate Python's
-/// `surrogateescape` uses for it (so `os.fsencode(json.loads(…)["path"])`
-/// gives back the exact bytes, and a real "é" is never confused with byte
-/// 0xE9).
-#[derive(Clone, Copy, PartialEq)]
-enum Bytes {
-    Text,
-    Json,
-}
-
-/// Backslash escapes shared by text and JSON; see [`Bytes`] for bytes that
-/// are not UTF-8.
-fn escaped(line: &mut Line, v: &[u8], bytes: Bytes) {
-    let mut rest = v;
-    while !rest.is_empty() {
-        let (ok, bad) = match std::str::from_utf8(rest) {
-            Ok(s) => (s, &[][..]),
-            Err(e) => {
-                let (a, b) = rest.split_at(e.valid_up_to());
-                // valid_up_to marks a UTF-8 prefix, so this never fails.
-                (std::str::from_utf8(a).unwrap_or(""), b)
-            }
-        };
-        for c in ok.chars() {
-            match c {
-                '"' => line.push(b"\\\""),
-                '\\' => line.push(b"\\\\"),
-                '\n' => line.push(b"\\n"),
-                '\t' => line.push(b"\\t"),
-                '\r' => line.push(b"\\r"),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    let _ = write!(line, "\\u{:04x}", c as u32);
-                }
-                c => {
-                    let mut b = [0u8; 4];
-                    line.push(c.encode_utf8(&mut b).as_bytes());
-                }
-            }
-        }
-        if let Some((&b, tail)) = bad.split_first() {
-            let _ = match bytes {
-                Bytes::Text => write!(line, "\\x{b:02x}"),
-                Bytes::Json => write!(line, "\\udc{b:02x}"),
-            };
-            rest = tail;
-        } else {
-            rest = &[];
-        }
-    }
-}
-
+/// A refused or audited call as a text line (see [`wire::text`]).
 pub(super) fn text(line: &mut Line, ev: &Event<'_>) {
-    let _ = write!(
-        line,
-        "[fsguard] {} {} {} path=",
-        ev.event,
-        ev.call,
-        ev.access.as_str()
-    );
-    value(line, ev.path);
-    if let Some(dest) = ev.dest {
-        line.push(b" dest=");
-        value(line, dest);
-    }
-    let _ = write!(line, " rule={}", ev.rule);
-    // A hint has a space and never a quote, backslash or control
-    // character (Policy::hint refuses such paths): quoted as it is.
-    if let Some(h) = &ev.hint {
-        let _ = write!(line, " hint=\"{h}\"");
-    }
+    wire::text(line, ev);
 }
 
-/// Writes what is formatted into it JSON-escaped: a rule is escaped as it
-/// is written, without a second line buffer.
-struct JsonEscaped<'a>(&'a mut Line);
-
-impl std::fmt::Write for JsonEscaped<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        escaped(self.0, s.as_bytes(), Bytes::Json);
-        Ok(())
-    }
-}
-
+/// A line as JSON (see [`wire::json`]), stamped with this process's pid
+/// and the time.
 pub(super) fn json(line: &mut Line, ev: &Event<'_>, exe: &str) {
-    let _ = write!(
-        line,
-        "{{\"event\":\"{}\",\"call\":\"{}\",\"access\":\"{}\",\"path\":\"",
-        ev.event,
-        ev.call,
-        ev.access.as_str()
-    );
-    escaped(line, ev.path, Bytes::Json);
-    line.push(b"\"");
-    if let Some(dest) = ev.dest {
-        line.push(b",\"dest\":\"");
-        escaped(line, dest, Bytes::Json);
-        line.push(b"\"");
-    }
-    line.push(b",\"rule\":\"");
-    let _ = write!(JsonEscaped(line), "{}", ev.rule);
-    if let Some(h) = &ev.hint {
-        let _ = write!(line, "\",\"hint\":\"{h}");
-    }
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    let _ = write!(
-        line,
-        "\",\"pid\":{},\"errno\":{},\"exe\":\"",
-        rustix::process::getpid().as_raw_nonzero(),
-        ev.errno
-    );
-    escaped(line, exe.as_bytes(), Bytes::Json);
-    let _ = write!(
-        line,
-        "\",\"time\":{}.{:03}}}",
-        ts.tv_sec,
-        ts.tv_nsec / 1_000_000
-    );
+    let origin = wire::Origin {
+        pid: rustix::process::getpid().as_raw_nonzero().get() as u32,
+        exe,
+        secs: ts.tv_sec,
+        millis: (ts.tv_nsec / 1_000_000) as u32,
+    };
+    wire::json(line, ev, &origin);
 }

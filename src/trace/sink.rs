@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use fsguard_policy::{Access, LogFormat, LogTarget, Rule};
 use rustix::fs::{Mode, OFlags, CWD};
 
-use super::render::{json, text, value, Line};
+use super::render::{json, text, Line};
 use super::report::{relay, report_lost, REPORT_DROPPED};
 use super::Event;
 
@@ -243,7 +243,9 @@ impl Sink {
         let mut line = Line::new();
         let _ = write!(line, "[fsguard] warning: trace lines cannot be written to ");
         match &self.path {
-            Some(p) if self.target != LogTarget::Stderr => value(&mut line, p.as_bytes()),
+            Some(p) if self.target != LogTarget::Stderr => {
+                fsguard_policy::wire::value(&mut line, p.as_bytes())
+            }
             _ => line.push(b"stderr"),
         }
         let _ = write!(
@@ -269,9 +271,7 @@ impl Sink {
         let mut line = Line::new();
         match self.format {
             LogFormat::Text => {
-                let _ = write!(line, "[fsguard] unguarded exec {kind} path=");
-                value(&mut line, path);
-                let _ = write!(line, " call={call}");
+                fsguard_policy::wire::unguarded_text(&mut line, call, kind, path);
             }
             LogFormat::Json => {
                 let ev = Event {

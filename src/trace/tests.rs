@@ -2,6 +2,7 @@ use fsguard_policy::LogFormat;
 
 use super::render::{json, text, LINE_CAP};
 use super::*;
+use fsguard_policy::{Access, Rule};
 
 fn ev<'a>(path: &'a [u8], dest: Option<&'a [u8]>, rule: Rule<'a>) -> Event<'a> {
     Event {

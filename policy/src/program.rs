@@ -1,0 +1,218 @@
+//! What a program file is, read from its first bytes: whether an ELF file
+//! names a program interpreter (is dynamically linked, so the library can
+//! follow it). The library (on an exec hook, maybe on a signal handler's
+//! small stack) and the CLI (before `run` starts a program) share this.
+//!
+//! Also the `PATH` search's candidates, as glibc's `execvp` forms them.
+//!
+//! Allocation-free: the caller supplies the reads and the buffers.
+
+/// `PT_INTERP`: the program header naming the dynamic loader.
+const PT_INTERP: u32 = 3;
+
+/// Whether the ELF file whose first bytes are `head` has a `PT_INTERP`
+/// program header. `read(offset, buf)` reads the file at `offset` into
+/// `buf` and returns how many bytes it read (`None` on error). At most
+/// `limit` bytes of program headers are looked at; headers the file does
+/// not hold (a short read) count as absent.
+///
+/// `None`: not a readable ELF header, a program header entry too small to
+/// hold a type, or a failed read.
+#[inline]
+pub fn elf_has_interp<R>(head: &[u8], limit: usize, mut read: R) -> Option<bool>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    if head.len() < 64 || head[..4] != *b"\x7fELF" {
+        return None;
+    }
+    let le = head[5] == 1;
+    let (phoff, phentsize, phnum) = if head[4] == 2 {
+        (
+            read_uint(head, 0x20, 8, le),
+            read_uint(head, 0x36, 2, le),
+            read_uint(head, 0x38, 2, le),
+        )
+    } else {
+        (
+            read_uint(head, 0x1c, 4, le),
+            read_uint(head, 0x2a, 2, le),
+            read_uint(head, 0x2c, 2, le),
+        )
+    };
+    let (ent, num) = (phentsize as usize, phnum as usize);
+    if ent < 4 {
+        return None;
+    }
+    // A few entries at a time: the stack may be a signal handler's.
+    let mut buf = [0u8; 512];
+    let per = buf.len() / ent;
+    if per == 0 {
+        return None;
+    }
+    let total = num.min(limit / ent);
+    let mut i = 0;
+    while i < total {
+        let k = per.min(total - i);
+        let off = phoff.checked_add((i * ent) as u64)?;
+        let got = read(off, &mut buf[..k * ent])?.min(k * ent);
+        if buf[..got]
+            .chunks_exact(ent)
+            .any(|ph| read_uint(ph, 0, 4, le) == u64::from(PT_INTERP))
+        {
+            return Some(true);
+        }
+        if got < k * ent {
+            break;
+        }
+        i += k;
+    }
+    Some(false)
+}
+
+/// The `n`-byte (at most 8) unsigned integer at `off` in `b`.
+#[inline]
+fn read_uint(b: &[u8], off: usize, n: usize, le: bool) -> u64 {
+    let mut v = [0u8; 8];
+    if le {
+        v[..n].copy_from_slice(&b[off..off + n]);
+        u64::from_le_bytes(v)
+    } else {
+        v[8 - n..].copy_from_slice(&b[off..off + n]);
+        u64::from_be_bytes(v)
+    }
+}
+
+/// The `PATH` searched when the variable is unset (glibc's default).
+pub const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+
+/// The entries of a `PATH` value, in search order (an empty one, the
+/// current directory, stays empty: see [`candidate`]).
+pub fn path_dirs(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.split(|&c| c == b':')
+}
+
+/// An empty `PATH` entry is the current directory.
+fn dir_or_dot(dir: &[u8]) -> &[u8] {
+    if dir.is_empty() {
+        b"."
+    } else {
+        dir
+    }
+}
+
+/// The candidate `dir/file` for a [`path_dirs`] entry, byte by byte (as
+/// glibc joins them: `./file` for an empty entry, `//` after a `dir` ending
+/// in `/`), to be written into the caller's buffer; [`candidate_len`] bytes.
+pub fn candidate<'a>(dir: &'a [u8], file: &'a [u8]) -> impl Iterator<Item = u8> + 'a {
+    dir_or_dot(dir).iter().chain(b"/").chain(file).copied()
+}
+
+/// How long [`candidate`]`(dir, file)` is.
+pub fn candidate_len(dir: &[u8], file: &[u8]) -> usize {
+    dir_or_dot(dir).len() + 1 + file.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 64-bit (or 32-bit) ELF image with program headers of the given types.
+    fn elf(wide: bool, le: bool, types: &[u32], phoff: u64) -> Vec<u8> {
+        let ent: usize = if wide { 56 } else { 32 };
+        let mut f = vec![0u8; phoff as usize + types.len() * ent];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = if wide { 2 } else { 1 };
+        f[5] = if le { 1 } else { 2 };
+        let put = |f: &mut Vec<u8>, off: usize, n: usize, v: u64| {
+            let b = if le { v.to_le_bytes() } else { v.to_be_bytes() };
+            let s = if le { &b[..n] } else { &b[8 - n..] };
+            f[off..off + n].copy_from_slice(s);
+        };
+        if wide {
+            put(&mut f, 0x20, 8, phoff);
+            put(&mut f, 0x36, 2, ent as u64);
+            put(&mut f, 0x38, 2, types.len() as u64);
+        } else {
+            put(&mut f, 0x1c, 4, phoff);
+            put(&mut f, 0x2a, 2, ent as u64);
+            put(&mut f, 0x2c, 2, types.len() as u64);
+        }
+        for (i, &t) in types.iter().enumerate() {
+            put(&mut f, phoff as usize + i * ent, 4, u64::from(t));
+        }
+        f
+    }
+
+    fn check(f: &[u8], limit: usize) -> Option<bool> {
+        elf_has_interp(&f[..f.len().min(256)], limit, |off, buf| {
+            let off = usize::try_from(off).ok()?;
+            let src = f.get(off..).unwrap_or(&[]);
+            let n = src.len().min(buf.len());
+            buf[..n].copy_from_slice(&src[..n]);
+            Some(n)
+        })
+    }
+
+    #[test]
+    fn dynamic_and_static_in_every_layout() {
+        for wide in [true, false] {
+            for le in [true, false] {
+                assert_eq!(check(&elf(wide, le, &[6, 3, 1], 64), 4096), Some(true));
+                assert_eq!(check(&elf(wide, le, &[6, 1, 1], 64), 4096), Some(false));
+            }
+        }
+    }
+
+    #[test]
+    fn interp_past_one_chunk_is_found() {
+        // 20 entries of 56 bytes span three 512-byte reads.
+        let mut types = [1u32; 20];
+        types[19] = 3;
+        assert_eq!(check(&elf(true, true, &types, 64), 4096), Some(true));
+    }
+
+    #[test]
+    fn limit_bounds_the_headers_looked_at() {
+        let mut types = [1u32; 100];
+        types[99] = 3;
+        let f = elf(true, true, &types, 64);
+        assert_eq!(check(&f, 4096), Some(false));
+        assert_eq!(check(&f, usize::MAX), Some(true));
+    }
+
+    #[test]
+    fn headers_past_the_end_count_as_absent() {
+        let mut f = elf(true, true, &[1, 3], 64);
+        f.truncate(64 + 56 + 2);
+        assert_eq!(check(&f, 4096), Some(false));
+    }
+
+    #[test]
+    fn malformed_headers_are_not_judged() {
+        assert_eq!(check(b"#!/bin/sh\n", 4096), None);
+        assert_eq!(check(&[0x7f, b'E', b'L', b'F', 2, 1], 4096), None);
+        let mut f = elf(true, true, &[3], 64);
+        f[0x36] = 2; // entry size 2: no room for a type
+        assert_eq!(check(&f, 4096), None);
+        f[0x36] = 0x10;
+        f[0x37] = 0x02; // entry size 528: larger than a chunk
+        assert_eq!(check(&f, 4096), None);
+        let read_fails = elf_has_interp(&elf(true, true, &[3], 64), 4096, |_, _| None);
+        assert_eq!(read_fails, None);
+    }
+
+    #[test]
+    fn path_candidates_in_search_order() {
+        let dirs: Vec<&[u8]> = path_dirs(b"/usr/bin::/opt/x/:").collect();
+        assert_eq!(dirs, [&b"/usr/bin"[..], b"", b"/opt/x/", b""]);
+        let all: Vec<Vec<u8>> = path_dirs(b"/usr/bin::/opt/x/")
+            .map(|d| candidate(d, b"ls").collect())
+            .collect();
+        assert_eq!(all, [&b"/usr/bin/ls"[..], b"./ls", b"/opt/x//ls"]);
+        assert_eq!(candidate_len(b"/usr/bin", b"ls"), b"/usr/bin/ls".len());
+        assert_eq!(candidate_len(b"", b"ls"), b"./ls".len());
+        let dirs: Vec<&[u8]> = path_dirs(DEFAULT_PATH).collect();
+        assert_eq!(dirs, [&b"/bin"[..], b"/usr/bin"]);
+    }
+}
