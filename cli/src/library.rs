@@ -58,8 +58,7 @@ pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
     let n = std::io::Read::read(&mut f, &mut head).ok()?;
     let head = &head[..n];
     if head.starts_with(b"#!") && depth == 0 {
-        let line = head[2..].split(|&c| c == b'\n').next()?.trim_ascii();
-        let interp = line.split(|c| c.is_ascii_whitespace()).next()?;
+        let interp = &head[fsguard_policy::program::interpreter(head)?];
         return static_program(Path::new(OsStr::from_bytes(interp)), 1);
     }
     // Every program header is looked at, read where the file holds it.

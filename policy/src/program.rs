@@ -113,6 +113,21 @@ pub fn candidate_len(dir: &[u8], file: &[u8]) -> usize {
     dir_or_dot(dir).len() + 1 + file.len()
 }
 
+/// Where a `#!` line names its interpreter in `head` (the file's first
+/// bytes): the first word after `#!`, up to white space or the line's end.
+/// `None` when `head` is no script or names nothing.
+pub fn interpreter(head: &[u8]) -> Option<std::ops::Range<usize>> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+    let trimmed = line.trim_ascii_start();
+    let start = 2 + line.len() - trimmed.len();
+    let len = trimmed
+        .iter()
+        .position(|c| c.is_ascii_whitespace())
+        .unwrap_or(trimmed.len());
+    (len > 0).then(|| start..start + len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +229,18 @@ mod tests {
         assert_eq!(candidate_len(b"", b"ls"), b"./ls".len());
         let dirs: Vec<&[u8]> = path_dirs(DEFAULT_PATH).collect();
         assert_eq!(dirs, [&b"/bin"[..], b"/usr/bin"]);
+    }
+
+    #[test]
+    fn interpreter_is_the_first_word_after_hash_bang() {
+        let at = |h: &[u8]| interpreter(h).map(|r| h[r].to_vec());
+        assert_eq!(at(b"#!/bin/sh\necho"), Some(b"/bin/sh".to_vec()));
+        assert_eq!(
+            at(b"#! \t/usr/bin/env python3 -u\n"),
+            Some(b"/usr/bin/env".to_vec())
+        );
+        assert_eq!(at(b"#!/bin/sh"), Some(b"/bin/sh".to_vec()));
+        assert_eq!(at(b"#!   \n/bin/sh"), None);
+        assert_eq!(at(b"\x7fELF"), None);
     }
 }

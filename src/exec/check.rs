@@ -146,21 +146,10 @@ const HEAD: usize = 256;
 /// The interpreter a `#!` line names, NUL-terminated in place in `head`
 /// (one byte longer than the `n` bytes read); `None` for no `#!`.
 fn shebang(head: &mut [u8; HEAD + 1], n: usize) -> Option<&CStr> {
-    let line = head[..n.min(HEAD)].strip_prefix(b"#!")?;
-    let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
-    let trimmed = line.trim_ascii_start();
-    let start = 2 + line.len() - trimmed.len();
-    let end = trimmed
-        .iter()
-        .position(|c| c.is_ascii_whitespace())
-        .unwrap_or(trimmed.len());
-    if end == 0 {
-        return None;
-    }
+    let r = fsguard_policy::program::interpreter(&head[..n.min(HEAD)])?;
     // At most HEAD: inside the buffer.
-    let stop = start + end;
-    head[stop] = 0;
-    CStr::from_bytes_until_nul(&head[start..=stop]).ok()
+    head[r.end] = 0;
+    CStr::from_bytes_until_nul(&head[r.start..=r.end]).ok()
 }
 
 /// A file that exists but cannot be read here (execute-only) may still be a
