@@ -8,13 +8,13 @@ use libc::c_int;
 /// The calling thread's `errno`.
 #[inline]
 pub fn errno() -> c_int {
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() }
+    // SAFETY: errno_slot is this thread's errno slot, valid while it runs.
+    unsafe { *crate::sys::errno_slot() }
 }
 
 /// Sets the calling thread's `errno`.
 #[inline]
 pub fn set_errno(e: c_int) {
     // SAFETY: as above.
-    unsafe { *libc::__errno_location() = e }
+    unsafe { *crate::sys::errno_slot() = e }
 }

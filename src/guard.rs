@@ -476,7 +476,7 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
         set_errno(libc::EINVAL);
         return Some(-1);
     }
-    if !g.fast_open || resolve::openat2_missing() {
+    if !g.fast_open || crate::sys::strict_open_missing() {
         return None;
     }
     let access = crate::classify::open_access(flags)?;

@@ -14,16 +14,12 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
-use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::io::FdFlags;
+
+use crate::sys;
 
 /// The variable naming the inherited memfd.
 pub const VAR: &str = "FSGUARD_POLICY_FD";
-
-/// The seals a policy memfd must carry: no write, no resize, no unsealing.
-fn seals() -> SealFlags {
-    SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL
-}
 
 /// Kept fds start here, out of the way of numbers programs dup2 onto.
 pub(crate) const HIGH_FD: i32 = 200;
@@ -31,10 +27,7 @@ pub(crate) const HIGH_FD: i32 = 200;
 /// A sealed memfd holding `frozen`, `CLOEXEC`, at a high number when one is
 /// free.
 pub fn create(frozen: &[u8]) -> rustix::io::Result<OwnedFd> {
-    let fd = rustix::fs::memfd_create(
-        c"fsguard-policy",
-        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
-    )?;
+    let fd = sys::sealable_file(c"fsguard-policy")?;
     let mut done = 0;
     while done < frozen.len() {
         match rustix::io::write(&fd, &frozen[done..]) {
@@ -44,7 +37,7 @@ pub fn create(frozen: &[u8]) -> rustix::io::Result<OwnedFd> {
             Err(e) => return Err(e),
         }
     }
-    rustix::fs::fcntl_add_seals(&fd, seals())?;
+    sys::seal(&fd)?;
     Ok(rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_FD).unwrap_or(fd))
 }
 
@@ -58,9 +51,9 @@ pub fn read(value: &str) -> Result<String, String> {
     }
     // SAFETY: only fcntl/fstat/pread on it until it is known to be a memfd.
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
-    let sealed = rustix::fs::fcntl_get_seals(b)
+    let sealed = sys::is_sealed(b)
         .map_err(|_| bad("not a sealed policy memfd (closed, or another file)"))?;
-    if !sealed.contains(seals()) {
+    if !sealed {
         return Err(bad("the policy memfd is not sealed"));
     }
     let st = rustix::fs::fstat(b).map_err(|e| bad(&e.to_string()))?;

@@ -35,7 +35,7 @@ fn load(envp: Envp) -> Result<Guard, String> {
             vars.push((k, v));
         }
     }
-    let exe = std::fs::read_link("/proc/self/exe").ok();
+    let exe = crate::sys::exe_path();
     let handed = vars.iter().find(|(k, _)| k == crate::handoff::VAR);
     let frozen = match handed {
         Some((_, fd)) => Some(crate::handoff::read(fd)?),
@@ -103,22 +103,7 @@ fn load(envp: Envp) -> Result<Guard, String> {
 
 /// True when the `open` and `openat` after this library are libc's.
 fn next_open_is_libc() -> bool {
-    // SAFETY: dlopen with RTLD_NOLOAD only finds the already-loaded libc; a
-    // handle lookup with dlsym is a hash probe (dladdr would be a scan).
-    let libc_handle =
-        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-    if libc_handle.is_null() {
-        return false;
-    }
-    [c"open", c"openat", c"open64", c"openat64"]
-        .iter()
-        .all(|name| {
-            // SAFETY: dlsym with valid handles and C strings.
-            unsafe {
-                let next = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
-                !next.is_null() && next == libc::dlsym(libc_handle, name.as_ptr())
-            }
-        })
+    crate::sys::next_is_libc(&[c"open", c"openat", c"open64", c"openat64"])
 }
 
 /// Tells a supervising `fsguard run` that the library really loaded: one

@@ -14,6 +14,7 @@
 mod errno;
 mod real;
 mod reserve;
+mod sys;
 
 pub mod guard;
 #[macro_use]

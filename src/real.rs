@@ -1,4 +1,12 @@
-//! The real libc functions, found once with `dlsym(RTLD_NEXT, …)`.
+//! The real libc functions, found once through the platform seam
+//! ([`crate::sys::next_symbol`]).
+//!
+//! On Linux the library overrides libc's symbols by being loaded first, and
+//! the real function is the next definition (`dlsym(RTLD_NEXT)`). On Darwin
+//! the loader rewires calls through the library's `__DATA,__interpose`
+//! pairs instead and leaves the library's own references to the original
+//! alone, so there the seam answers with the original's address straight
+//! from the pair (see docs/macos.md).
 
 /// The next definition of `$name` after this library, as a `$ty` function
 /// pointer; `None` if there is none. Looked up on first use and cached in an
@@ -9,8 +17,12 @@ macro_rules! real {
         static PTR: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
         let mut p = PTR.load(Ordering::Relaxed);
         if p.is_null() {
-            // SAFETY: a NUL-terminated symbol name; dlsym is thread-safe.
-            p = unsafe { libc::dlsym(libc::RTLD_NEXT, concat!($name, "\0").as_ptr().cast()) };
+            const NAME: &std::ffi::CStr =
+                match std::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!("a symbol name holds no NUL"),
+                };
+            p = $crate::sys::next_symbol(NAME);
             PTR.store(p, Ordering::Relaxed);
         }
         if p.is_null() {

@@ -13,8 +13,6 @@
 use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
-use rustix::fs::MemfdFlags;
-
 static SPARE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 static DEV: AtomicU64 = AtomicU64::new(0);
 static INO: AtomicU64 = AtomicU64::new(0);
@@ -35,7 +33,7 @@ pub fn take() {
     if SPARE.iter().any(|s| s.load(Ordering::Relaxed) >= 0) {
         return;
     }
-    let Ok(m) = rustix::fs::memfd_create(c"fsguard-spare", MemfdFlags::CLOEXEC) else {
+    let Ok(m) = crate::sys::anon_file(c"fsguard-spare") else {
         return;
     };
     let Ok(st) = rustix::fs::fstat(&m) else {

@@ -173,7 +173,7 @@ fn unreadable(
         // SAFETY: only passed to openat, which checks it.
         d => unsafe { BorrowedFd::borrow_raw(d) },
     };
-    match rustix::fs::openat(dir, p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+    match crate::sys::open_ref(dir, p, OFlags::empty()) {
         Ok(_) => match guard::get() {
             Some(g) => g.refuse(call, Access::Exec, p.to_bytes(), Rule::Unresolved),
             None => Ok(()),
@@ -193,8 +193,12 @@ fn inspect(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<(Unguarded, O
 fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC;
     if follow == Follow::Fd {
-        let mut link = [0u8; 32];
-        let s = format_fd_link(dirfd, &mut link)?;
+        if dirfd < 0 {
+            return None;
+        }
+        let mut link = [0u8; crate::sys::FD_LINK_MAX + 1];
+        let n = crate::sys::fd_link(dirfd, &mut link);
+        let s = CStr::from_bytes_with_nul(&link[..=n]).ok()?;
         return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
     }
     let p = path.get()?;
@@ -212,14 +216,6 @@ fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
         unsafe { BorrowedFd::borrow_raw(dirfd) }
     };
     rustix::fs::openat(dir, p, flags, Mode::empty()).ok()
-}
-
-fn format_fd_link(fd: c_int, buf: &mut [u8; 32]) -> Option<&CStr> {
-    use std::io::Write;
-    let mut cur = std::io::Cursor::new(&mut buf[..]);
-    write!(cur, "/proc/self/fd/{fd}\0").ok()?;
-    let n = cur.position() as usize;
-    CStr::from_bytes_with_nul(&buf[..n]).ok()
 }
 
 /// Static (no `PT_INTERP`), set-id (the loader would run it in secure mode),
@@ -257,9 +253,7 @@ fn setid_effective(st: &rustix::fs::Stat) -> bool {
     if !(suid || sgid) {
         return false;
     }
-    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer.
-    let nnp = unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) };
-    nnp != 1
+    !crate::sys::no_new_privs()
 }
 
 /// Whether an ELF file names a program interpreter (is dynamically linked).

@@ -58,7 +58,7 @@ fn own_path() -> Option<Vec<u8>> {
     Some(abs.into_os_string().into_encoded_bytes())
 }
 
-const PRELOAD: &[u8] = b"LD_PRELOAD=";
+const PRELOAD: &[u8] = crate::sys::PRELOAD_ENTRY;
 /// Stack room for the `LD_PRELOAD` entry and the envp's pointers: most
 /// environments fit; a larger one moves to a mapping ([`Spill`]), never to
 /// the heap, which a `vfork` child shares and a signal handler may find

@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use fsguard_policy::{Access, Rule};
 use libc::{posix_spawn_file_actions_t, AT_FDCWD};
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::{OFlags, CWD};
 
 use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{CheckInfo, HookInfo};
@@ -331,13 +331,12 @@ impl Actions {
         let Some(p) = path.get() else {
             return Err(libc::EFAULT);
         };
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = if self.cwd == AT_FDCWD {
-            rustix::fs::openat(CWD, p, flags, Mode::empty())
+            crate::sys::open_ref(CWD, p, OFlags::DIRECTORY)
         } else {
             // SAFETY: an fd this spawn holds (or the parent's, for fchdir).
             let dir = unsafe { BorrowedFd::borrow_raw(self.cwd) };
-            rustix::fs::openat(dir, p, flags, Mode::empty())
+            crate::sys::open_ref(dir, p, OFlags::DIRECTORY)
         }
         .map_err(|e| e.raw_os_error())?;
         self.check_dir(call, fd.as_raw_fd())?;

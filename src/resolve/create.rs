@@ -4,7 +4,9 @@
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::{OFlags, CWD};
+
+use crate::sys;
 use rustix::io::Errno;
 
 use super::buffers::RAW_CAP;
@@ -67,13 +69,7 @@ pub(super) fn resolve_create(
             None => c"/",
             Some(n) => path.c_prefix(n),
         };
-        let pfd = rustix::fs::openat(
-            start,
-            pc,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(kernel_or_failed)?;
+        let pfd = sys::open_ref(start, pc, OFlags::DIRECTORY).map_err(kernel_or_failed)?;
         let (cname, name) = path.c_name(name_at, name_len);
         if name == b"." || name == b".." {
             // A directory that exists: the kernel will not create it.
@@ -104,13 +100,8 @@ pub(super) fn resolve_create(
             // Not a symlink: the object itself, not followed (a symlink that
             // appears there now is opened as one, which fails).
             Err(Errno::INVAL) => {
-                let fd = rustix::fs::openat(
-                    pfd.as_fd(),
-                    cname,
-                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(kernel_or_failed)?;
+                let fd = sys::open_ref(pfd.as_fd(), cname, OFlags::NOFOLLOW)
+                    .map_err(kernel_or_failed)?;
                 if let Err(e) = fd_path_of(fd.as_fd(), out) {
                     // A non-directory deeper than PATH_MAX: it is this entry.
                     if e != Unresolved::Failed(Errno::NAMETOOLONG) {

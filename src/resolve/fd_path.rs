@@ -1,11 +1,14 @@
-//! An fd's path: the kernel's name read from `/proc/self/fd`, and the
-//! name of a directory deeper than `PATH_MAX`, where the kernel has none.
+//! An fd's path: the kernel's name ([`sys::fd_name`]: `/proc/self/fd` on
+//! Linux), and the name of a directory deeper than `PATH_MAX`, where the
+//! kernel has none.
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs::{Mode, OFlags, CWD};
+
+use crate::sys;
 use rustix::io::Errno;
 
 use super::buffers::PATH_CAP;
@@ -16,8 +19,7 @@ pub(super) fn fd_path_cstr(
     c: &CStr,
     out: &mut PathBuf,
 ) -> Result<(), Unresolved> {
-    let fd = rustix::fs::openat(d, c, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
-        .map_err(kernel_or_failed)?;
+    let fd = sys::open_ref(d, c, OFlags::empty()).map_err(kernel_or_failed)?;
     fd_path_of(fd.as_fd(), out)
 }
 
@@ -50,13 +52,7 @@ fn deep_file_in_cwd(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresol
     if st.st_nlink != 1 {
         return Err(too_long);
     }
-    let cwd = rustix::fs::openat(
-        CWD,
-        c".",
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(Unresolved::Failed)?;
+    let cwd = sys::open_ref(CWD, c".", OFlags::DIRECTORY).map_err(Unresolved::Failed)?;
     let name = name_in(cwd.as_fd(), (st.st_dev, st.st_ino)).map_err(|e| match e {
         Errno::NOENT => too_long,
         // EMFILE among them: the guard makes room and tries again.
@@ -75,25 +71,19 @@ pub(super) fn fd_path_of(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Un
     }
 }
 
-/// `/proc/self/fd`'s name for `fd`. Failed(ENAMETOOLONG): the name is
-/// longer than the kernel hands back.
+/// The kernel's name for `fd`. Failed(ENAMETOOLONG): the name is longer
+/// than the kernel hands back.
 fn kernel_name(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved> {
-    use std::os::fd::AsRawFd;
-    let mut link = [0u8; 32];
-    fd_link(fd.as_raw_fd(), &mut link);
-    let c = CStr::from_bytes_until_nul(&link).map_err(|_| Unresolved::Failed(Errno::INVAL))?;
     out.set_len(0);
     let read = |buf: &mut [MaybeUninit<u8>]| {
-        rustix::fs::readlinkat_raw(CWD, c, buf)
-            .map(|(init, _)| init.len())
-            .map_err(|e| match e {
-                // No such entry: a closed fd, or no /proc at all. Only the
-                // first is the kernel's answer; the second fails closed.
-                Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
-                    Unresolved::Kernel(Errno::BADF)
-                }
-                e => Unresolved::Failed(e),
-            })
+        sys::fd_name(fd, buf).map_err(|e| match e {
+            // No such entry: a closed fd, or no /proc at all. Only the
+            // first is the kernel's answer; the second fails closed.
+            Errno::BADF | Errno::NOENT if rustix::io::fcntl_getfd(fd).is_err() => {
+                Unresolved::Kernel(Errno::BADF)
+            }
+            e => Unresolved::Failed(e),
+        })
     };
     let max = PATH_CAP - 256;
     let first = out.buf.capacity().min(max);
@@ -134,17 +124,16 @@ fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved
     if !dir {
         return Err(failed(Errno::NAMETOOLONG));
     }
-    let o_path = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     // names[i] is the name of ids[i] in ids[i + 1].
     let (mut names, mut ids) = (Vec::<Vec<u8>>::new(), vec![me]);
-    let mut cur = rustix::fs::openat(fd, c".", o_path, Mode::empty()).map_err(failed)?;
+    let mut cur = sys::open_ref(fd, c".", OFlags::DIRECTORY).map_err(failed)?;
     loop {
         match kernel_name(cur.as_fd(), out) {
             Ok(()) => break,
             Err(Unresolved::Failed(Errno::NAMETOOLONG)) => {}
             Err(e) => return Err(e),
         }
-        let parent = rustix::fs::openat(&cur, c"..", o_path, Mode::empty()).map_err(failed)?;
+        let parent = sys::open_ref(cur.as_fd(), c"..", OFlags::DIRECTORY).map_err(failed)?;
         let (pid, _) = id_of(parent.as_fd()).map_err(failed)?;
         let child = *ids.last().expect("ids starts with fd's");
         if pid == child || names.len() > 4096 {
@@ -156,14 +145,13 @@ fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved
     }
     let base = out.as_bytes().to_vec();
     // Down again: each name still leads to the directory it was found for.
-    let mut down = rustix::fs::openat(&cur, c".", o_path, Mode::empty()).map_err(failed)?;
+    let mut down = sys::open_ref(cur.as_fd(), c".", OFlags::DIRECTORY).map_err(failed)?;
     for (i, name) in names.iter().enumerate().rev() {
         let c = std::ffi::CString::new(name.as_slice()).map_err(|_| failed(Errno::INVAL))?;
-        let next = rustix::fs::openat(
-            &down,
+        let next = sys::open_ref(
+            down.as_fd(),
             c.as_c_str(),
-            o_path | OFlags::NOFOLLOW,
-            Mode::empty(),
+            OFlags::DIRECTORY | OFlags::NOFOLLOW,
         )
         .map_err(failed)?;
         if id_of(next.as_fd()).map_err(failed)?.0 != ids[i] {
@@ -236,16 +224,4 @@ pub(crate) fn decimal(n: u32, buf: &mut [u8; 10]) -> usize {
             return i;
         }
     }
-}
-
-/// Writes `/proc/self/fd/<fd>` at the start of `buf` (which must have room
-/// for 24 bytes); returns its length. The byte after it is left as it was.
-pub(super) fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
-    let prefix = b"/proc/self/fd/";
-    buf[..prefix.len()].copy_from_slice(prefix);
-    let mut digits = [0u8; 10];
-    let i = decimal(fd as u32, &mut digits);
-    let d = &digits[i..];
-    buf[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
-    prefix.len() + d.len()
 }

@@ -4,10 +4,9 @@
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 
-use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+use rustix::fs::{Mode, OFlags, CWD};
 use rustix::io::Errno;
 
-use super::locate::openat2;
 use super::{dir, fd_path, PathBuf, RawPath, PATH_CAP};
 
 /// The fast path: joins `path` to its base (nothing for an absolute path, the
@@ -134,10 +133,10 @@ pub(super) fn folded_len(p: &[u8]) -> Option<usize> {
 
 /// Opens the path [`lexical`] folded with the caller's flags, refusing to
 /// cross a symlink, so the object opened is the one whose lexical path was
-/// checked: relative to the caller's dirfd (`RESOLVE_BENEATH`: its path
-/// read from /proc only named it), else the absolute form in `raw`. `None`: a symlink
-/// or `..` above the dirfd was in the way (or openat2 is unavailable):
-/// take the slow path.
+/// checked ([`crate::sys::open_strict`]): relative to the caller's dirfd,
+/// beneath it (its path read from /proc only named it), else the absolute
+/// form in `raw`. `None`: a symlink or `..` above the dirfd was in the way
+/// (or openat2 is unavailable): take the slow path.
 pub fn open_exact(
     dirfd: i32,
     path: &CStr,
@@ -149,22 +148,11 @@ pub fn open_exact(
     let mode = if needs_mode { mode & 0o7777 } else { 0 };
     let oflags = OFlags::from_bits_retain(flags as u32);
     let beneath = dirfd != libc::AT_FDCWD && path.to_bytes().first() != Some(&b'/');
+    let mode = Mode::from_raw_mode(mode);
     let r = if beneath {
-        openat2(
-            dir(dirfd).ok()?,
-            path,
-            oflags,
-            Mode::from_raw_mode(mode),
-            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
-        )
+        crate::sys::open_strict(dir(dirfd).ok()?, path, oflags, mode, true)
     } else {
-        openat2(
-            CWD,
-            raw.as_cstr(),
-            oflags,
-            Mode::from_raw_mode(mode),
-            ResolveFlags::NO_SYMLINKS,
-        )
+        crate::sys::open_strict(CWD, raw.as_cstr(), oflags, mode, false)
     };
     match r {
         Ok(fd) => Some(Ok(fd)),

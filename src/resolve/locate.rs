@@ -1,46 +1,19 @@
-//! [`resolve`] and [`locate`]: the lexical route proven by `openat2`, and
-//! the kernel's route (`O_PATH`, then `/proc/self/fd`).
+//! [`resolve`] and [`locate`]: the lexical route proven by an open that
+//! crosses no symlink ([`sys::open_strict`]: `openat2` on Linux), and the
+//! kernel's route (a [`sys::REF`] fd, then its name from [`sys::fd_name`]).
 
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+use rustix::fs::{Mode, OFlags, CWD};
 use rustix::io::Errno;
+
+use crate::sys;
 
 use super::create::resolve_create;
 use super::fd_path::{fd_path, fd_path_cstr, fd_path_of, id_of};
 use super::lexical::lexical;
 use super::{dir, kernel_or_failed, Follow, PathBuf, RawPath, Reach, Unresolved, Via};
-
-/// Set once `openat2` answered ENOSYS (a kernel before 5.6, a seccomp
-/// filter, an emulator): every later call takes the `openat` route at once
-/// instead of failing the same syscall again.
-static NO_OPENAT2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// `openat2`, unless it is known to be missing.
-pub(super) fn openat2(
-    start: BorrowedFd<'_>,
-    path: &CStr,
-    flags: OFlags,
-    mode: Mode,
-    how: ResolveFlags,
-) -> Result<OwnedFd, Errno> {
-    use std::sync::atomic::Ordering;
-    if NO_OPENAT2.load(Ordering::Relaxed) {
-        return Err(Errno::NOSYS);
-    }
-    let r = rustix::fs::openat2(start, path, flags, mode, how);
-    if r.as_ref().err() == Some(&Errno::NOSYS) {
-        NO_OPENAT2.store(true, Ordering::Relaxed);
-    }
-    r
-}
-
-/// Whether `openat2` is known to be missing: the lexical routes, which
-/// need it to prove their answer, are not worth starting.
-pub fn openat2_missing() -> bool {
-    NO_OPENAT2.load(std::sync::atomic::Ordering::Relaxed)
-}
 
 /// Resolves `path` relative to `dirfd` into `out`, for a decision alone
 /// (see [`locate`] for calls that then act).
@@ -61,9 +34,9 @@ pub fn resolve(
 /// this, the call acts on what was checked.
 ///
 /// A path without symlinks is folded lexically and proven with one
-/// `openat2(RESOLVE_NO_SYMLINKS)` (relative to the caller's dirfd with
-/// `RESOLVE_BENEATH`: the path read for the dirfd only names it); any other is
-/// opened the kernel's way and named by `/proc/self/fd`.
+/// [`sys::open_strict`] (`openat2(RESOLVE_NO_SYMLINKS)`; relative to the
+/// caller's dirfd, beneath it: the path read for the dirfd only names it);
+/// any other is opened the kernel's way and named by [`sys::fd_name`].
 pub fn locate(
     dirfd: i32,
     path: Option<&CStr>,
@@ -122,20 +95,13 @@ fn locate_fast(
     out: &mut PathBuf,
     via: &mut Via,
 ) -> Option<Result<(), Unresolved>> {
-    if openat2_missing() {
+    if sys::strict_open_missing() {
         return None;
     }
     let mut raw = RawPath::new();
     lexical(dirfd, path, out, &mut raw)?;
     let beneath = dirfd != libc::AT_FDCWD;
-    let (start, how) = if beneath {
-        (
-            dir(dirfd).ok()?,
-            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
-        )
-    } else {
-        (CWD, ResolveFlags::NO_SYMLINKS)
-    };
+    let start = if beneath { dir(dirfd).ok()? } else { CWD };
     if beneath {
         // Walk the caller's own relative path from the caller's dirfd.
         raw.len = 0;
@@ -145,13 +111,7 @@ fn locate_fast(
     }
     let kernel = |e: Errno| Some(Err(Unresolved::Kernel(e)));
     if matches!(follow, Follow::Yes | Follow::Create) {
-        match openat2(
-            start,
-            raw.as_cstr(),
-            OFlags::PATH | OFlags::CLOEXEC,
-            Mode::empty(),
-            how,
-        ) {
+        match sys::open_strict(start, raw.as_cstr(), sys::REF, Mode::empty(), beneath) {
             Ok(fd) => {
                 via.set_object(fd, slash);
                 return Some(Ok(()));
@@ -189,12 +149,12 @@ fn locate_fast(
     } else {
         raw.c_prefix_and(plen, name_at, name_len)
     };
-    match openat2(
+    match sys::open_strict(
         start,
         parent,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        sys::REF | OFlags::DIRECTORY,
         Mode::empty(),
-        how,
+        beneath,
     ) {
         Ok(pfd) => Some(
             via.set_entry(pfd, name, slash, created)
@@ -205,8 +165,8 @@ fn locate_fast(
     }
 }
 
-/// The kernel's route: open what the kernel would reach (`O_PATH`), ask
-/// `/proc/self/fd` what it is.
+/// The kernel's route: open what the kernel would reach (a [`sys::REF`]),
+/// ask the kernel what it is ([`sys::fd_name`]).
 fn locate_slow(
     dirfd: i32,
     path: &CStr,
@@ -239,7 +199,7 @@ fn locate_slow(
     if follow == Follow::Create {
         return resolve_create(d, bytes, out, via);
     }
-    match rustix::fs::openat(d, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+    match sys::open_ref(d, path, OFlags::empty()) {
         Ok(fd) => {
             if let Err(e) = fd_path_of(fd.as_fd(), out) {
                 if e != Unresolved::Failed(Errno::NAMETOOLONG) {
@@ -312,17 +272,12 @@ pub(super) fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     }
 }
 
-/// Opens a directory part of a path (`""` meaning dirfd itself) with O_PATH.
+/// Opens a directory part of a path (`""` meaning dirfd itself) as a [`sys::REF`].
 pub(super) fn open_parent(d: BorrowedFd<'_>, parent: &[u8]) -> Result<OwnedFd, Errno> {
     let mut buf = RawPath::new();
     let p: &[u8] = if parent.is_empty() { b"." } else { parent };
     if !buf.push(p) {
         return Err(Errno::NAMETOOLONG);
     }
-    rustix::fs::openat(
-        d,
-        buf.as_cstr(),
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
+    sys::open_ref(d, buf.as_cstr(), OFlags::DIRECTORY)
 }

@@ -2,7 +2,7 @@
 //!
 //! A path is opened with `O_PATH` (no side effects, no permission beyond
 //! search) and the kernel's own name for the object is read back from
-//! `/proc/self/fd/N`. Symlinks, `..` after symlinks, magic links such as
+//! `/proc/self/fd/N`; both come from the platform seam ([`crate::sys`]). Symlinks, `..` after symlinks, magic links such as
 //! `/proc/self/cwd` and trailing slashes are thus handled by the kernel. What
 //! is left to us: a missing last component (resolved through its parent),
 //! calls that act on a directory entry rather than on what it points to
@@ -40,7 +40,7 @@ pub use buffers::{PathBuf, RawPath, PATH_CAP};
 pub(crate) use fd_path::decimal;
 pub use fd_path::fd_path;
 pub use lexical::{fold, join_cwd, lexical, open_exact, Joined};
-pub use locate::{locate, openat2_missing, resolve};
+pub use locate::{locate, resolve};
 pub(crate) use spill::Spill;
 pub use via::{Reach, Via};
 

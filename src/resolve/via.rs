@@ -4,8 +4,8 @@ use std::os::fd::OwnedFd;
 
 use rustix::io::Errno;
 
-use super::fd_path::fd_link;
 use super::spill::{copy_into, Spill};
+use crate::sys::{fd_link, FD_LINK_MAX};
 
 /// How a checked call reaches the object that was checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl Via {
     }
 
     fn put_fd_link(&mut self, fd: i32) -> usize {
-        let mut link = [0u8; 24];
+        let mut link = [0u8; FD_LINK_MAX];
         let n = fd_link(fd, &mut link);
         self.put(0, &link[..n]);
         n

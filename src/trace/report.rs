@@ -8,7 +8,7 @@ use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use fsguard_policy::Access;
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::OFlags;
 
 use crate::resolve::Spill;
 
@@ -129,7 +129,7 @@ static REPORT_LOSS_SAID: AtomicBool = AtomicBool::new(false);
 
 /// The report pipe for a child about to be exec'd. If the program closed
 /// it, it is opened again through the parent's descriptor of the same
-/// number (`/proc/<ppid>/fd/N`: a parent such as Python's waits for the
+/// number ([`crate::sys::open_parent_fd`]: a parent such as Python's waits for the
 /// exec) and used only if it is the very pipe the library was given. This
 /// may run in a `vfork` child: system calls only, no allocation, and no
 /// shared state changed but the once-only warning flag.
@@ -155,25 +155,13 @@ pub fn report_for_child(sink: Option<&Sink>) -> ReportForChild {
 /// The report pipe opened again from the parent, checked to be the same
 /// pipe, as an inheritable fd at a high number.
 fn reopen_report(fd: i32) -> Option<std::os::fd::OwnedFd> {
-    let mut buf = [0u8; 64];
-    let mut c = Cursor(&mut buf[..63], 0);
-    let _ = write!(
-        c,
-        "/proc/{}/fd/{fd}",
-        rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get())
-    );
-    let n = c.1;
-    let path = CStr::from_bytes_with_nul(&buf[..=n]).ok()?;
     // Non-blocking: the supervisor set its end so (a full pipe drops a line
     // rather than stall the program), and an open with no reader left
     // fails instead of waiting.
-    let opened = rustix::fs::openat(
-        CWD,
-        path,
+    let opened = crate::sys::open_parent_fd(
+        fd,
         OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-        Mode::empty(),
-    )
-    .ok()?;
+    )?;
     let st = rustix::fs::fstat(&opened).ok()?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Fifo
         || st.st_dev != REPORT_DEV.load(Ordering::Relaxed)

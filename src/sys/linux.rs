@@ -1,0 +1,196 @@
+//! The Linux backend of the platform seam: glibc's errno slot,
+//! `dlsym(RTLD_NEXT)`, `/proc/self/fd`, `openat2` and `O_PATH`,
+//! `LD_PRELOAD`, sealed memfds.
+//!
+//! System calls go through rustix's raw backend, never through libc, so
+//! nothing here recurses into the library's own hooks or touches errno.
+
+use std::ffi::{c_int, c_void, CStr};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::{MemfdFlags, Mode, OFlags, ResolveFlags, SealFlags, CWD};
+use rustix::io::Errno;
+
+/// The calling thread's `errno` slot (glibc's `__errno_location`).
+#[inline]
+pub fn errno_slot() -> *mut c_int {
+    // SAFETY: __errno_location has no preconditions; it returns this
+    // thread's slot, valid for the thread's life.
+    unsafe { libc::__errno_location() }
+}
+
+/// The next definition of `name` after this library in the loader's search
+/// order (`dlsym(RTLD_NEXT)`); null if there is none. The library overrides
+/// libc's symbols by being loaded first (`LD_PRELOAD`), so the next one is
+/// the real function.
+#[inline]
+pub fn next_symbol(name: &CStr) -> *mut c_void {
+    // SAFETY: a NUL-terminated symbol name; dlsym is thread-safe.
+    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
+}
+
+/// True when the next definition of each of `names` is libc's own (no other
+/// preloaded library sits between this one and libc for them).
+pub fn next_is_libc(names: &[&CStr]) -> bool {
+    // SAFETY: dlopen with RTLD_NOLOAD only finds the already-loaded libc; a
+    // handle lookup with dlsym is a hash probe (dladdr would be a scan).
+    let libc_handle =
+        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if libc_handle.is_null() {
+        return false;
+    }
+    names.iter().all(|name| {
+        let next = next_symbol(name);
+        // SAFETY: dlsym with a valid handle and a C string.
+        !next.is_null() && next == unsafe { libc::dlsym(libc_handle, name.as_ptr()) }
+    })
+}
+
+/// A directory whose entry `N` reaches the object open as fd `N` (a magic
+/// link: followed even through a symlink or a deleted name).
+const FD_DIR: &[u8] = b"/proc/self/fd/";
+
+/// Room [`fd_link`] needs: `/proc/self/fd/` and ten digits.
+pub const FD_LINK_MAX: usize = 24;
+
+/// Writes `/proc/self/fd/` and `fd`'s number at the start of `buf` (which must have
+/// room for [`FD_LINK_MAX`] bytes); returns its length. The byte after it is
+/// left as it was.
+#[inline]
+pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
+    buf[..FD_DIR.len()].copy_from_slice(FD_DIR);
+    let mut digits = [0u8; 10];
+    let i = crate::resolve::decimal(fd as u32, &mut digits);
+    let d = &digits[i..];
+    buf[FD_DIR.len()..FD_DIR.len() + d.len()].copy_from_slice(d);
+    FD_DIR.len() + d.len()
+}
+
+/// The kernel's name for `fd`, read into `buf` (`readlink` of its
+/// `/proc/self/fd` entry); returns its length, which equals `buf`'s when
+/// the name may have been cut short. ENOENT or EBADF: a closed fd, or no
+/// /proc at all.
+#[inline]
+pub fn fd_name(fd: BorrowedFd<'_>, buf: &mut [MaybeUninit<u8>]) -> Result<usize, Errno> {
+    use std::os::fd::AsRawFd;
+    let mut link = [0u8; 32];
+    fd_link(fd.as_raw_fd(), &mut link);
+    let c = CStr::from_bytes_until_nul(&link).map_err(|_| Errno::INVAL)?;
+    rustix::fs::readlinkat_raw(CWD, c, buf).map(|(init, _)| init.len())
+}
+
+/// The flags of an fd that only names an object (`O_PATH`): no read, no
+/// write, no side effect of opening it (a fifo, a tty), no permission
+/// beyond search.
+pub const REF: OFlags = OFlags::PATH.union(OFlags::CLOEXEC);
+
+/// `path` relative to `d` opened as a [`REF`], with `extra` flags
+/// (`O_DIRECTORY`, `O_NOFOLLOW`).
+#[inline]
+pub fn open_ref(d: BorrowedFd<'_>, path: &CStr, extra: OFlags) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(d, path, REF | extra, Mode::empty())
+}
+
+/// Set once `openat2` answered ENOSYS (a kernel before 5.6, a seccomp
+/// filter, an emulator): every later call takes the `openat` route at once
+/// instead of failing the same syscall again.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// Opens `path` relative to `start` with `flags`, crossing no symlink
+/// (`RESOLVE_NO_SYMLINKS`: ELOOP if one is in the way) and, when `beneath`,
+/// never leaving `start` (`RESOLVE_BENEATH`: EXDEV). ENOSYS when the kernel
+/// has no `openat2`, then at once on every later call.
+#[inline]
+pub fn open_strict(
+    start: BorrowedFd<'_>,
+    path: &CStr,
+    flags: OFlags,
+    mode: Mode,
+    beneath: bool,
+) -> Result<OwnedFd, Errno> {
+    if NO_OPENAT2.load(Ordering::Relaxed) {
+        return Err(Errno::NOSYS);
+    }
+    let how = if beneath {
+        ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH
+    } else {
+        ResolveFlags::NO_SYMLINKS
+    };
+    let r = rustix::fs::openat2(start, path, flags, mode, how);
+    if r.as_ref().err() == Some(&Errno::NOSYS) {
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+/// Whether [`open_strict`] is known to be missing: the lexical routes,
+/// which need it to prove their answer, are not worth starting.
+#[inline]
+pub fn strict_open_missing() -> bool {
+    NO_OPENAT2.load(Ordering::Relaxed)
+}
+
+/// The start of the environment entry that lists libraries for the loader
+/// to load into a program first (`LD_PRELOAD`, entries split by `:` or spaces).
+pub const PRELOAD_ENTRY: &[u8] = b"LD_PRELOAD=";
+
+/// A file with no name, `CLOEXEC` (a memfd).
+pub fn anon_file(name: &CStr) -> Result<OwnedFd, Errno> {
+    rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC)
+}
+
+/// The seals a sealed file carries: no write, no resize, no unsealing.
+fn seals() -> SealFlags {
+    SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL
+}
+
+/// A file with no name, `CLOEXEC`, that [`seal`] can make unchangeable.
+pub fn sealable_file(name: &CStr) -> Result<OwnedFd, Errno> {
+    rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
+}
+
+/// Makes a [`sealable_file`] unchangeable for good, by anyone holding it.
+pub fn seal(fd: impl AsFd) -> Result<(), Errno> {
+    rustix::fs::fcntl_add_seals(fd, seals())
+}
+
+/// Whether `fd` is a file no one can change any more ([`seal`]); an error
+/// when it is closed or not a sealable file at all.
+pub fn is_sealed(fd: BorrowedFd<'_>) -> Result<bool, Errno> {
+    Ok(rustix::fs::fcntl_get_seals(fd)?.contains(seals()))
+}
+
+/// The running program's path, as the kernel names it.
+pub fn exe_path() -> Option<std::path::PathBuf> {
+    std::fs::read_link("/proc/self/exe").ok()
+}
+
+/// Whether this process runs under `no_new_privs`, where exec honours no
+/// set-id bit.
+pub fn no_new_privs() -> bool {
+    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer.
+    unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 }
+}
+
+/// The object the parent process holds as fd `fd`, opened again with
+/// `flags` (through `/proc/<ppid>/fd/N`). The caller checks it is what it
+/// expects.
+pub fn open_parent_fd(fd: i32, flags: OFlags) -> Option<OwnedFd> {
+    let mut buf = [0u8; 64];
+    let prefix = b"/proc/";
+    let mut n = prefix.len();
+    buf[..n].copy_from_slice(prefix);
+    let mut digits = [0u8; 10];
+    let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+    for (part, tail) in [(ppid as u32, &b"/fd/"[..]), (fd as u32, &b""[..])] {
+        let i = crate::resolve::decimal(part, &mut digits);
+        buf[n..n + digits.len() - i].copy_from_slice(&digits[i..]);
+        n += digits.len() - i;
+        buf[n..n + tail.len()].copy_from_slice(tail);
+        n += tail.len();
+    }
+    let path = CStr::from_bytes_with_nul(&buf[..=n]).ok()?;
+    rustix::fs::openat(CWD, path, flags, Mode::empty()).ok()
+}

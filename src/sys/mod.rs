@@ -1,0 +1,41 @@
+//! The platform seam: everything the library's core needs from the system
+//! that is not POSIX, behind one interface.
+//!
+//! The resolver, the guard, the trace, the exec checks and the hook tables
+//! call `sys::…` for these and nothing else; each backend (today only
+//! [`linux`]) provides every item re-exported below, with the same meaning.
+//! The wrappers are `#[inline]`, so on Linux the hot path compiles to the
+//! same system calls as before the seam. docs/macos.md says what each item
+//! becomes on Darwin and what is left to write there.
+//!
+//! What is genuinely Linux-only (the `syscall(2)` table, glibc's symbol
+//! aliases, Landlock, `O_TMPFILE`) stays in its own module, listed in
+//! docs/macos.md; it has no Darwin counterpart to put behind this seam.
+//!
+//! The interface:
+//! - errno: [`errno_slot`], the calling thread's `errno`.
+//! - the real function: [`next_symbol`], the next definition of a symbol
+//!   after this library; [`next_is_libc`], whether those are libc's own.
+//! - an fd's name: [`fd_name`], the kernel's path for an open fd;
+//!   [`fd_link`] and [`FD_LINK_MAX`], a path that reaches an open fd's
+//!   object.
+//! - the race-free open: [`REF`] and [`open_ref`], an fd that only names an
+//!   object; [`open_strict`], an open that crosses no symlink (and, relative
+//!   to a dirfd, does not leave it); [`strict_open_missing`].
+//! - exec: [`PRELOAD_ENTRY`], the start of the loader's environment entry
+//!   that carries the library into a child.
+//! - anonymous files: [`anon_file`], [`sealable_file`], [`seal`],
+//!   [`is_sealed`] (the policy handoff and the spare fds).
+//! - the process: [`exe_path`], the running program's path;
+//!   [`open_parent_fd`], the parent's fd of a number, opened again;
+//!   [`no_new_privs`], whether exec honours set-id bits.
+
+#[cfg(target_os = "linux")]
+mod linux;
+
+#[cfg(target_os = "linux")]
+pub use linux::{
+    anon_file, errno_slot, exe_path, fd_link, fd_name, is_sealed, next_is_libc, next_symbol,
+    no_new_privs, open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing,
+    FD_LINK_MAX, PRELOAD_ENTRY, REF,
+};
