@@ -2,12 +2,13 @@
 //!
 //! A path is opened with `O_PATH` (no side effects, no permission beyond
 //! search) and the kernel's own name for the object is read back from
-//! `/proc/self/fd/N`; both come from the platform seam ([`crate::sys`]). Symlinks, `..` after symlinks, magic links such as
-//! `/proc/self/cwd` and trailing slashes are thus handled by the kernel. What
-//! is left to us: a missing last component (resolved through its parent),
-//! calls that act on a directory entry rather than on what it points to
-//! (`unlink`, `rename`, `O_NOFOLLOW`, …: parent resolved, name appended), and
-//! a dangling symlink that `O_CREAT` would create the target of.
+//! `/proc/self/fd/N`; both come from the platform seam ([`crate::sys`]).
+//! Symlinks, `..` after symlinks, magic links such as `/proc/self/cwd` and
+//! trailing slashes are thus handled by the kernel. What is left to us: a
+//! missing last component (resolved through its parent), calls that act on
+//! a directory entry rather than on what it points to (`unlink`, `rename`,
+//! `O_NOFOLLOW`, …: parent resolved, name appended), and a dangling symlink
+//! that `O_CREAT` would create the target of.
 //!
 //! All syscalls here go through rustix's raw backend, never through libc, so
 //! resolving cannot recurse into the library's own hooks, and errno is never
