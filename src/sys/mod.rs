@@ -39,3 +39,6 @@ pub use linux::{
     no_new_privs, open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing,
     FD_LINK_MAX, PRELOAD_ENTRY, REF,
 };
+
+#[cfg(test)]
+mod tests;
