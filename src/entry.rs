@@ -49,6 +49,18 @@ as_is!(
     *const libc::timespec
 );
 as_is!(*const libc::timeval, *const libc::utimbuf);
+as_is!(*const libc::sockaddr, *const *mut c_char);
+
+/// What a row's `pre` clause makes of a call before anything is checked.
+pub enum Pre<T, R> {
+    /// Check the row's targets (which may name the value), then call.
+    Check(T),
+    /// Nothing to check: the real function with the caller's arguments as
+    /// declared (not a `real` list), and no `post`.
+    Pass,
+    /// The call is answered with this result; nothing else runs.
+    Answer(R),
+}
 
 impl<T> HookArg for *mut T {
     type Typed<'a> = *mut T;
@@ -60,6 +72,22 @@ impl<T> HookArg for *mut T {
 
 /// Declares hooks; used by every module that defines some (see the table
 /// in [`crate::hooks`] for the syntax).
+///
+/// Besides the clauses of a common row (`real`, `fast`, `via`, `act`), two
+/// hook points, as in Gentoo sandbox's wrapper template, serve the calls
+/// that need more than "check, then call":
+/// - `pre |v| expr` runs first; `expr` is a [`Pre`]: check (with `v` in
+///   scope for the check list, the real call and `post`), pass straight
+///   through, or answer the call itself.
+/// - `post |r| expr` gets the real call's result `r` and gives the result
+///   returned (`pre`'s `v` also in scope).
+/// - `check fn name(params) [...]` instead of `check [...]`: the check list
+///   becomes `fn name(params) -> Result<(), errno>`, run where the call
+///   itself needs it (by `pre`, `post` or a callback: on the fd a call
+///   returned, on each path of a list) instead of before the call.
+///
+/// A common row (neither `pre`, `post` nor `check fn`) expands to the same
+/// code as before these existed: the hot path pays nothing for them.
 macro_rules! hooks {
     (@real $symbol:literal, $realty:ty, $fail:expr, ($($rarg:expr),*)) => {
         match crate::real::real!($symbol, $realty) {
@@ -86,64 +114,166 @@ macro_rules! hooks {
             return crate::guard::release(r, $vias);
         }
     };
+    (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        [$(crate::guard::Target {
+            access: $access,
+            follow: $follow,
+            dirfd: $dirfd,
+            path: $path,
+            moves: $moves,
+        }),*]
+    };
+    // The typed arguments, as every hook's code below its entry sees them.
+    (@typed $($arg:ident),*) => {
+        $(#[allow(unused_variables)] // not every hook reads every one
+        let $arg =
+            // SAFETY: the caller's argument under the C function's
+            // contract: a C string is NULL or valid for the call.
+            unsafe { crate::entry::HookArg::typed($arg) };)*
+    };
+    // The real function with the caller's arguments as declared, for
+    // `Pre::Pass`.
+    (@unchecked $symbol:literal, $fail:expr, $raw:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
+        || -> $ret {
+            let ($($arg,)*) = $raw;
+            hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret)
+        }
+    };
+    (@pre $unchecked:ident, $p:ident, $pre:expr) => {
+        let $p = match $pre {
+            crate::entry::Pre::Check(v) => v,
+            crate::entry::Pre::Pass => return $unchecked(),
+            crate::entry::Pre::Answer(r) => return r,
+        };
+    };
+    // A common row: check, then act on the object checked or call.
+    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
+        act [$(|$t:ident| $act:expr)?], post [], fail $fail:expr, checkfn [],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            hooks!(@typed $($arg),*);
+            $(if let Some(r) = $fast {
+                return r;
+            })?
+            let targets = hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]);
+            let mut vias = crate::guard::Vias::new(&targets);
+            if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
+                crate::guard::set_errno(e);
+                return $fail;
+            }
+            // Act on the object checked: through the fds the check
+            // holds, never the caller's string again.
+            $(hooks!(@act vias, $call, $t, $act);)?
+            $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
+            // `vias` moves into `release` only after the call: `via_path`
+            // may point into it.
+            crate::guard::release(
+                {
+                    // The real call gets the caller's own arguments.
+                    #[allow(unused_variables)] // a `real` list may leave some out
+                    let ($($arg,)*) = raw_args;
+                    $(let $vpath = via_path;)?
+                    hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+                },
+                vias,
+            )
+        }
+    };
+    // A row with a `pre` and/or a `post`: pre, check, call, post.
+    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
+        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            #[allow(unused_variables)] // used by a `pre` that may pass
+            let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
+            hooks!(@typed $($arg),*);
+            $(hooks!(@pre unchecked, $p, $pre);)?
+            let targets = hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]);
+            if let Err(e) = crate::guard::check($call, &targets) {
+                crate::guard::set_errno(e);
+                return $fail;
+            }
+            let r = {
+                #[allow(unused_variables)] // a `real` list may leave some out
+                let ($($arg,)*) = raw_args;
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            };
+            $(let $r = r;
+            let r = $post;)?
+            r
+        }
+    };
+    // A row whose check list is a function its `pre`/`post` run: pre,
+    // call, post.
+    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
+        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [$cf:ident ($($cx:ident: $cxt:ty),*)],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
+        fn $cf($($cx: $cxt),*) -> Result<(), std::ffi::c_int> {
+            crate::guard::check($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
+        }
+
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            #[allow(unused_variables)] // used by a `pre` that may pass
+            let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
+            hooks!(@typed $($arg),*);
+            $(hooks!(@pre unchecked, $p, $pre);)?
+            let r = {
+                #[allow(unused_variables)] // a `real` list may leave some out
+                let ($($arg,)*) = raw_args;
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            };
+            $(let $r = r;
+            let r = $post;)?
+            r
+        }
+    };
     (table $table:ident; $(
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
         $(, fast $fast:expr)?
+        $(, pre |$p:ident| $pre:expr)?
         $(, via $vpath:ident)?
         $(, act |$t:ident| $act:expr)?
+        $(, post |$r:ident| $post:expr)?
         , fail $fail:expr
-        , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
+        , check $(fn $cf:ident($($cx:ident: $cxt:ty),* $(,)?))?
+          [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
         $(
-            $(#[doc = $doc])*
-            ///
-            /// # Safety
-            /// As for the C function: its pointer arguments valid as it
-            /// requires (a C string NUL-terminated, NULL only where it
-            /// accepts NULL).
-            #[no_mangle]
-            pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
-                let raw_args = ($($arg,)*);
-                $(#[allow(unused_variables)] // not every hook reads every one
-                let $arg =
-                    // SAFETY: the caller's argument under the C function's
-                    // contract: a C string is NULL or valid for the call.
-                    unsafe { crate::entry::HookArg::typed($arg) };)*
-                $(if let Some(r) = $fast {
-                    return r;
-                })?
-                let targets = [$(crate::guard::Target {
-                    access: $access,
-                    follow: $follow,
-                    dirfd: $dirfd,
-                    path: $path,
-                    moves: $moves,
-                }),*];
-                let mut vias = crate::guard::Vias::new(&targets);
-                if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
-                    crate::guard::set_errno(e);
-                    return $fail;
-                }
-                // Act on the object checked: through the fds the check
-                // holds, never the caller's string again.
-                $(hooks!(@act vias, $call, $t, $act);)?
-                $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
-                // `vias` moves into `release` only after the call: `via_path`
-                // may point into it.
-                crate::guard::release(
-                    {
-                        // The real call gets the caller's own arguments.
-                        #[allow(unused_variables)] // a `real` list may leave some out
-                        let ($($arg,)*) = raw_args;
-                        $(let $vpath = via_path;)?
-                        hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
-                    },
-                    vias,
-                )
-            }
+            hooks!(@hook [$(#[doc = $doc])*] $symbol, $call, $export, ($($arg: $argty),*) -> $ret,
+                real [$($realty = ($($rarg),*))?], fast [$($fast)?], pre [$(|$p| $pre)?], via [$($vpath)?],
+                act [$(|$t| $act)?], post [$(|$r| $post)?], fail $fail, checkfn [$($cf ($($cx: $cxt),*))?],
+                check [$($access, $follow, $dirfd, $path, $moves);*]);
         )*
 
         /// The hooked symbols of this table, as declared.
