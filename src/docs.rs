@@ -11,7 +11,7 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         "Temp files, walkers, nodes, xattrs, fd mutators, metadata",
         crate::hooks_more::MORE,
     ),
-    ("Written-out hooks", crate::hooks_more::CUSTOM),
+    ("With pre and post steps", crate::hooks_more::WRAPPED),
     ("exec and dlopen", crate::exec::EXEC_TABLE),
     ("posix_spawn file actions", crate::exec::SPAWN_TABLE),
     ("glibc aliases", crate::aliases::ALIASES),

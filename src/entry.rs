@@ -86,6 +86,8 @@ impl<T> HookArg for *mut T {
 ///   itself needs it (by `pre`, `post` or a callback: on the fd a call
 ///   returned, on each path of a list) instead of before the call.
 ///
+/// A row may start with one `#[cfg(...)]`, applied to all it declares.
+///
 /// A common row (neither `pre`, `post` nor `check fn`) expands to the same
 /// code as before these existed: the hot path pays nothing for them.
 macro_rules! hooks {
@@ -147,10 +149,11 @@ macro_rules! hooks {
         };
     };
     // A common row: check, then act on the object checked or call.
-    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
         act [$(|$t:ident| $act:expr)?], post [], fail $fail:expr, checkfn [],
         check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $(#[cfg($cfg)])?
         $($doc)*
         ///
         /// # Safety
@@ -189,10 +192,11 @@ macro_rules! hooks {
         }
     };
     // A row with a `pre` and/or a `post`: pre, check, call, post.
-    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
         act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [],
         check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $(#[cfg($cfg)])?
         $($doc)*
         ///
         /// # Safety
@@ -223,15 +227,17 @@ macro_rules! hooks {
     };
     // A row whose check list is a function its `pre`/`post` run: pre,
     // call, post.
-    (@hook [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
         act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [$cf:ident ($($cx:ident: $cxt:ty),*)],
         check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
         #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
+        $(#[cfg($cfg)])?
         fn $cf($($cx: $cxt),*) -> Result<(), std::ffi::c_int> {
             crate::guard::check($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
         }
 
+        $(#[cfg($cfg)])?
         $($doc)*
         ///
         /// # Safety
@@ -256,6 +262,7 @@ macro_rules! hooks {
         }
     };
     (table $table:ident; $(
+        $(#[cfg($cfg:meta)])?
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
@@ -270,14 +277,14 @@ macro_rules! hooks {
           [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
         $(
-            hooks!(@hook [$(#[doc = $doc])*] $symbol, $call, $export, ($($arg: $argty),*) -> $ret,
+            hooks!(@hook [$($cfg)?] [$(#[doc = $doc])*] $symbol, $call, $export, ($($arg: $argty),*) -> $ret,
                 real [$($realty = ($($rarg),*))?], fast [$($fast)?], pre [$(|$p| $pre)?], via [$($vpath)?],
                 act [$(|$t| $act)?], post [$(|$r| $post)?], fail $fail, checkfn [$($cf ($($cx: $cxt),*))?],
                 check [$($access, $follow, $dirfd, $path, $moves);*]);
         )*
 
         /// The hooked symbols of this table, as declared.
-        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
+        pub static $table: &[crate::hooks::HookInfo] = &[$($(#[cfg($cfg)])? crate::hooks::HookInfo {
             symbol: $symbol,
             call: $call,
             checks: &[$(crate::hooks::CheckInfo {

@@ -10,7 +10,7 @@ use libc::AT_FDCWD;
 
 use crate::guard::{self, set_errno, CArg, Target};
 use crate::hooks::{at_follow, link_follow, open_access, open_follow, CheckInfo, HookInfo};
-use crate::hooks_more::{addr_bytes, check_bind, checked_handle_fd, entry_or_fd, fd_arg};
+use crate::hooks_more::{entry_or_fd, fd_arg};
 use crate::resolve::Follow;
 
 const WRITE: Option<Access> = Some(Access::Write);
@@ -223,7 +223,7 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
             access: "WRITE",
             follow: "Follow::Entry",
             dirfd: "AT_FDCWD",
-            path: "addr.sun_path (AF_UNIX, not abstract)",
+            path: "arg2's sun_path, through the bind hook",
         }],
     },
     HookInfo {
@@ -233,7 +233,7 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
             access: "open_access(flags)",
             follow: "Follow::Fd",
             dirfd: "the returned fd",
-            path: "(opened, then checked)",
+            path: "(opened, then checked by the open_by_handle_at hook)",
         }],
     },
 ];
@@ -287,20 +287,17 @@ pub unsafe extern "C" fn fsguard_syscall(
             return unsafe { crate::exec::execveat(dirfd, path, c as Argv, d as Argv, flags) }
                 .into();
         }
+        // bind and open_by_handle_at: their hooks, which call libc's
+        // wrappers of the same system calls.
         libc::SYS_bind => {
-            // SAFETY: bind's address: `b` readable bytes at `a`.
-            check_bind(unsafe { addr_bytes(a as *const libc::sockaddr, b as libc::socklen_t) })
+            let (fd, addr, len) = (a as c_int, b as *const libc::sockaddr, c as libc::socklen_t);
+            // SAFETY: the caller's bind arguments.
+            return unsafe { crate::hooks_more::bind(fd, addr, len) }.into();
         }
         libc::SYS_open_by_handle_at => {
-            // SAFETY: the caller's arguments.
-            let fd = unsafe { real_syscall(nr, args) };
-            return match checked_handle_fd(fd as c_int, c as c_int) {
-                Ok(_) => fd,
-                Err(e) => {
-                    set_errno(e);
-                    -1
-                }
-            };
+            let (mount_fd, handle, flags) = (a as c_int, b as *mut std::ffi::c_void, c as c_int);
+            // SAFETY: the caller's open_by_handle_at arguments.
+            return unsafe { crate::hooks_more::open_by_handle_at(mount_fd, handle, flags) }.into();
         }
         _ => {
             // SAFETY: this function's contract: each argument the system

@@ -4,10 +4,10 @@
 //! `bind`, and metadata reads (confined only with `hide_outside`).
 //!
 //! Declared with the same `hooks!` table as the core set; the few calls
-//! that need more than "check, then call" are written out in their own
-//! files ([`shm`]: shm_open, shm_unlink; [`walk`]: fts_open, glob;
-//! [`handle`]: open_by_handle_at; [`bind`]: AF_UNIX bind), with their own
-//! rows in [`CUSTOM`] below.
+//! that need more than "check, then call" are rows of [`WRAPPED`], whose
+//! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
+//! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
+//! [`bind`]: AF_UNIX bind).
 
 mod bind;
 mod handle;
@@ -19,16 +19,12 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::Access;
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, CArg, Target};
-use crate::hooks::{at_follow, chk, link_follow, row, CheckInfo, HookInfo};
+use crate::guard::CArg;
+use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
-pub use bind::{addr_bytes, bind, check_bind, unix_path};
-pub use handle::{checked_handle_fd, open_by_handle_at};
-pub use shm::{shm_open, shm_unlink};
-#[cfg(target_pointer_width = "64")]
-pub use walk::glob64;
-pub use walk::{fts64_open, fts_open, glob, GlobT};
+use bind::addr_bytes;
+pub use walk::GlobT;
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
@@ -429,81 +425,95 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
 }
 
-/// Checks one target; `Err(errno)` to fail the call.
-fn check1(
-    call: &'static str,
-    access: Option<Access>,
-    follow: Follow,
-    dirfd: c_int,
-    path: CArg<'_>,
-) -> Result<(), c_int> {
-    guard::check(
-        call,
-        &[Target {
-            access,
-            follow,
-            dirfd,
-            path,
-            moves: false,
-        }],
-    )
-}
-const FTS: &[CheckInfo] = &[chk(
-    "READ",
-    "fts_follow(options)",
-    "AT_FDCWD",
-    "each of argv",
-)];
-const GLOB: &[CheckInfo] = &[chk(
-    "READ",
-    "Follow::Yes",
-    "AT_FDCWD",
-    "each directory glob opens",
-)];
+type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
 
-/// The hooks written out in the submodules (anything but "check, then call").
-pub static CUSTOM: &[HookInfo] = &[
-    row(
-        "shm_open",
-        "shm_open",
-        &[chk(
-            "open_access(oflag)",
-            "Follow::Entry",
-            "AT_FDCWD",
-            "/dev/shm/name",
-        )],
-    ),
-    row(
-        "shm_unlink",
-        "shm_unlink",
-        &[chk("WRITE", "Follow::Entry", "AT_FDCWD", "/dev/shm/name")],
-    ),
-    row("fts_open", "fts_open", FTS),
-    row("fts64_open", "fts_open", FTS),
-    row("glob", "glob", GLOB),
+hooks! {
+    table WRAPPED;
+    /// POSIX shared memory: `/dev/shm/NAME`, opened by glibc with
+    /// O_NOFOLLOW through an internal call. With the `ipc` preset a name
+    /// the tree may not create is first tried, and checked, in the tree's
+    /// own namespace (see `shm::open_pre`).
+    "shm_open" as "shm_open"
+    fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int,
+        pre |_name| shm::open_pre(name, oflag, mode, shm_open_check),
+        fail -1,
+        check fn shm_open_check(dev_shm_name: CArg<'_>, oflag: c_int)
+            [open_access(oflag), Follow::Entry, AT_FDCWD, dev_shm_name, false];
+    "shm_unlink" as "shm_unlink"
+    fn shm_unlink(name: *const c_char) -> c_int,
+        pre |_name| shm::unlink_pre(name, shm_unlink_check),
+        fail -1,
+        check fn shm_unlink_check(dev_shm_name: CArg<'_>) [WRITE, Follow::Entry, AT_FDCWD, dev_shm_name, false];
+    /// glibc's fts reads directories through internal calls: each start
+    /// path is checked once the stream exists (see `walk::fts_checked`).
+    "fts_open" as "fts_open"
+    fn fts_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
+        post |fts| {
+            // SAFETY: what the real fts_open just returned: NULL or its stream.
+            unsafe { walk::fts_checked(fts, options, fts_start_check) }
+        },
+        fail std::ptr::null_mut(),
+        check fn fts_start_check(each_start_path: CArg<'_>, options: c_int)
+            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
+    "fts64_open" as "fts_open"
+    fn fts64_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
+        post |fts| {
+            // SAFETY: what the real fts64_open just returned: NULL or its stream.
+            unsafe { walk::fts_checked(fts, options, fts64_start_check) }
+        },
+        fail std::ptr::null_mut(),
+        check fn fts64_start_check(each_start_path: CArg<'_>, options: c_int)
+            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
+    /// glob reads directories with its internal opendir: it is handed one
+    /// that checks each (see `walk::glob_pre`).
+    "glob" as "glob"
+    fn glob(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
+        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
+        pre |saved| {
+            // SAFETY: glob's contract: `pglob` NULL or the caller's glob_t.
+            unsafe { walk::glob_pre::<false>(flags, pglob) }
+        },
+        post |r| {
+            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
+            unsafe { walk::glob_post(r, pglob, saved) }
+        },
+        fail walk::GLOB_ABORTED,
+        check fn glob_dir_check(each_directory_read: CArg<'_>)
+            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
     #[cfg(target_pointer_width = "64")]
-    row("glob64", "glob", GLOB),
-    row(
-        "open_by_handle_at",
-        "open_by_handle_at",
-        &[chk(
-            "open_access(flags)",
-            "Follow::Fd",
-            "the returned fd",
-            "(opened, then checked)",
-        )],
-    ),
-    row(
-        "bind",
-        "bind",
-        &[chk(
-            "WRITE",
-            "Follow::Entry",
-            "AT_FDCWD",
-            "addr.sun_path (AF_UNIX, not abstract)",
-        )],
-    ),
-];
+    "glob64" as "glob"
+    fn glob64(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
+        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
+        pre |saved| {
+            // SAFETY: glob64's contract: `pglob` NULL or the caller's glob64_t.
+            unsafe { walk::glob_pre::<true>(flags, pglob) }
+        },
+        post |r| {
+            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
+            unsafe { walk::glob_post(r, pglob, saved) }
+        },
+        fail walk::GLOB_ABORTED,
+        check fn glob64_dir_check(each_directory_read: CArg<'_>)
+            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
+    /// A handle names a file without its path: the fd opened is checked,
+    /// and closed again if refused.
+    "open_by_handle_at" as "open_by_handle_at"
+    fn open_by_handle_at(mount_fd: c_int, handle: *mut c_void, flags: c_int) -> c_int,
+        post |fd| handle::checked_fd(fd, || handle_check(fd, flags)),
+        fail -1,
+        check fn handle_check(returned_fd: c_int, flags: c_int)
+            [open_access(flags), Follow::Fd, returned_fd, CArg::NULL, false];
+    /// bind on an AF_UNIX path creates a socket file there; abstract and
+    /// unnamed sockets, and other families, create none.
+    "bind" as "bind"
+    fn bind(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int,
+        pre |unix| {
+            // SAFETY: bind's contract: `len` readable bytes at `addr`.
+            bind::socket_path(unsafe { addr_bytes(addr, len) })
+        },
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, unix.sun_path(), false];
+}
 
 #[cfg(test)]
 mod tests {
