@@ -4,7 +4,7 @@
 //! the typing of its arguments ([`HookArg`]: a C string becomes a
 //! [`CArg`]).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_long};
 
 use crate::guard::CArg;
 
@@ -51,6 +51,56 @@ as_is!(
 as_is!(*const libc::timeval, *const libc::utimbuf);
 as_is!(*const libc::sockaddr, *const *mut c_char);
 
+/// A `syscall(2)` argument as the type of the libc function's parameter in
+/// the same place.
+pub trait SysArg {
+    /// The argument, cast as C would.
+    fn from_sys(a: c_long) -> Self;
+}
+
+macro_rules! sys_int {
+    ($($t:ty),*) => {$(
+        impl SysArg for $t {
+            #[inline]
+            fn from_sys(a: c_long) -> Self {
+                a as $t
+            }
+        }
+    )*};
+}
+
+sys_int!(i32, u32, i64, u64, usize);
+
+impl<T> SysArg for *const T {
+    #[inline]
+    fn from_sys(a: c_long) -> Self {
+        a as *const T
+    }
+}
+
+impl<T> SysArg for *mut T {
+    #[inline]
+    fn from_sys(a: c_long) -> Self {
+        a as *mut T
+    }
+}
+
+/// The system calls a hook table's rows declare (`sys SYS_x`): checked by
+/// `syscall(2)` exactly as the libc row is.
+pub struct Syscalls {
+    /// `None` for a system call no row declares; else the verdict, with
+    /// how the call reaches the objects checked. The arguments are the
+    /// caller's, raw.
+    ///
+    /// # Safety
+    /// As for `syscall(2)`: each argument the system call reads as a path
+    /// NULL or a C string valid for the call.
+    pub check: unsafe fn(c_long, [c_long; 6]) -> Option<Result<crate::guard::Vias, c_int>>,
+    /// One per row declared, in order: its system call's reference row
+    /// (`syscall(SYS_x)`, the libc row's checks), if it has one.
+    pub rows: &'static [Option<crate::hooks::HookInfo>],
+}
+
 /// What a row's `pre` clause makes of a call before anything is checked.
 pub enum Pre<T, R> {
     /// Check the row's targets (which may name the value), then call.
@@ -87,6 +137,13 @@ impl<T> HookArg for *mut T {
 ///   returned, on each path of a list) instead of before the call.
 ///
 /// A row may start with one `#[cfg(...)]`, applied to all it declares.
+///
+/// `sys SYS_x` (after the signature; `sys #[cfg(...)] SYS_x` for a number
+/// some targets lack) attaches a system call whose arguments are the libc
+/// function's, in its order: `syscall(SYS_x, ...)` is checked by the row's
+/// check list, with the raw arguments cast to the row's parameter types.
+/// A table that has such rows names their [`Syscalls`] after its own name
+/// (`table T, syscalls T_SYS;`).
 ///
 /// A common row (neither `pre`, `post` nor `check fn`) expands to the same
 /// code as before these existed: the hot path pays nothing for them.
@@ -261,11 +318,73 @@ macro_rules! hooks {
             r
         }
     };
-    (table $table:ident; $(
+    // A row's system call, one `if` of its table's `syscall(2)` check.
+    (@sys $nr:ident, $args:ident, [], $($rest:tt)*) => {};
+    (@sys $nr:ident, $args:ident, [$(#[cfg($scfg:meta)])? $sys:ident], $call:literal,
+        ($($arg:ident: $argty:ty),*), [$($check:tt)*]) => {
+        $(#[cfg($scfg)])?
+        if $nr == $sys {
+            let mut sysargs = $args.into_iter();
+            $(#[allow(unused_variables)] // not every check reads every one
+            let $arg = <$argty as crate::entry::SysArg>::from_sys(sysargs.next().unwrap_or(0));
+            #[allow(unused_variables)]
+            let $arg =
+                // SAFETY: `syscall(2)`'s contract: an argument the system
+                // call reads as a path is NULL or a C string valid for it.
+                unsafe { crate::entry::HookArg::typed($arg) };)*
+            return Some(crate::guard::check_act($call, &hooks!(@targets [$($check)*])));
+        }
+    };
+    (@sysrow [], $($rest:tt)*) => {
+        None
+    };
+    (@sysrow [$sys:ident], $call:literal,
+        [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        Some(crate::hooks::HookInfo {
+            symbol: concat!("syscall(", stringify!($sys), ")"),
+            call: $call,
+            checks: &[$(crate::hooks::CheckInfo {
+                access: stringify!($access),
+                follow: stringify!($follow),
+                dirfd: stringify!($dirfd),
+                path: stringify!($path),
+            }),*],
+        })
+    };
+    (@sysrow [#[cfg($scfg:meta)] $sys:ident], $($rest:tt)*) => {
+        if cfg!($scfg) {
+            hooks!(@sysrow [$sys], $($rest)*)
+        } else {
+            None
+        }
+    };
+    (@syscalls [] $($rows:tt)*) => {};
+    (@syscalls [$systable:ident] $(
+        [$($sysspec:tt)*] $symbol:literal, $call:literal, ($($arg:ident: $argty:ty),*), [$($check:tt)*];
+    )*) => {
+        /// The system calls this table's rows declare, for `syscall(2)`.
+        pub static $systable: crate::entry::Syscalls = {
+            /// # Safety
+            /// As [`crate::entry::Syscalls::check`].
+            unsafe fn check(
+                nr: std::ffi::c_long,
+                args: [std::ffi::c_long; 6],
+            ) -> Option<Result<crate::guard::Vias, std::ffi::c_int>> {
+                $(hooks!(@sys nr, args, [$($sysspec)*], $call, ($($arg: $argty),*), [$($check)*]);)*
+                None
+            }
+            crate::entry::Syscalls {
+                check,
+                rows: &[$(hooks!(@sysrow [$($sysspec)*], $call, [$($check)*])),*],
+            }
+        };
+    };
+    (table $table:ident $(, syscalls $systable:ident)?; $(
         $(#[cfg($cfg:meta)])?
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
+        $(, sys $(#[cfg($scfg:meta)])? $sys:ident)?
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
         $(, fast $fast:expr)?
         $(, pre |$p:ident| $pre:expr)?
@@ -282,6 +401,11 @@ macro_rules! hooks {
                 act [$(|$t| $act)?], post [$(|$r| $post)?], fail $fail, checkfn [$($cf ($($cx: $cxt),*))?],
                 check [$($access, $follow, $dirfd, $path, $moves);*]);
         )*
+
+        hooks!(@syscalls [$($systable)?] $(
+            [$($(#[cfg($scfg)])? $sys)?] $symbol, $call, ($($arg: $argty),*),
+            [$($access, $follow, $dirfd, $path, $moves);*];
+        )*);
 
         /// The hooked symbols of this table, as declared.
         pub static $table: &[crate::hooks::HookInfo] = &[$($(#[cfg($cfg)])? crate::hooks::HookInfo {

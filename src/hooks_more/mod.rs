@@ -94,8 +94,17 @@ type XmknodatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, mode_t, *mut
 type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
 type FutimesatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timeval) -> c_int;
 
+#[cfg(target_arch = "x86_64")]
+use libc::{SYS_access, SYS_futimesat, SYS_lstat, SYS_mknod, SYS_readlink, SYS_stat};
+use libc::{
+    SYS_faccessat2, SYS_fchmod, SYS_fchown, SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr,
+    SYS_lgetxattr, SYS_listxattr, SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mknodat,
+    SYS_name_to_handle_at, SYS_newfstatat, SYS_readlinkat, SYS_removexattr, SYS_setxattr,
+    SYS_statfs, SYS_statx,
+};
+
 hooks! {
-    table MORE;
+    table MORE, syscalls MORE_SYSCALLS;
     // Temp files: glibc creates them through internal calls.
     /// The template's directory must be writable; the name is the template
     /// as given (its XXXXXX not yet replaced).
@@ -183,11 +192,13 @@ hooks! {
     // Nodes.
     "mknod" as "mknod"
     fn mknod(path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_mknod,
         via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mknodat" as "mknodat"
     fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        sys SYS_mknodat,
         act |t| hooks!(@real "mknodat", MknodatFn, -1, (t[0].dirfd(), t[0].path(), mode, dev)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
@@ -220,6 +231,7 @@ hooks! {
     /// A NULL path acts on the dirfd.
     "futimesat" as "futimesat"
     fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_futimesat,
         act |t| hooks!(@real "futimesat", FutimesatFn, -1, (t[0].dirfd(), t[0].path(), times)),
         fail -1,
         check [WRITE, at_follow(0, path), dirfd, path, false];
@@ -232,21 +244,25 @@ hooks! {
     // Extended attributes.
     "setxattr" as "setxattr"
     fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_setxattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lsetxattr" as "lsetxattr"
     fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_lsetxattr,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "removexattr" as "removexattr"
     fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
+        sys SYS_removexattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lremovexattr" as "lremovexattr"
     fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
+        sys SYS_lremovexattr,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
@@ -255,18 +271,22 @@ hooks! {
     // not become a way to change a file the policy protects.
     "fsetxattr" as "fsetxattr"
     fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_fsetxattr,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fremovexattr" as "fremovexattr"
     fn fremovexattr(fd: c_int, name: *const c_char) -> c_int,
+        sys SYS_fremovexattr,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchmod" as "fchmod"
     fn fchmod(fd: c_int, mode: mode_t) -> c_int,
+        sys SYS_fchmod,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchown" as "fchown"
     fn fchown(fd: c_int, owner: uid_t, group: gid_t) -> c_int,
+        sys SYS_fchown,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "futimens" as "futimens"
@@ -281,12 +301,14 @@ hooks! {
     // File handles: a handle names a file without its path.
     "name_to_handle_at" as "name_to_handle_at"
     fn name_to_handle_at(dirfd: c_int, path: *const c_char, handle: *mut c_void, mount_id: *mut c_int, flags: c_int) -> c_int,
+        sys SYS_name_to_handle_at,
         fail -1,
         check [META, link_follow(flags, path), dirfd, path, false];
 
     // Metadata reads: pass straight through unless `hide_outside`.
     "stat" as "stat"
     fn stat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_stat,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "stat64" as "stat"
@@ -295,6 +317,7 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "lstat" as "lstat"
     fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_lstat,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "lstat64" as "lstat"
@@ -303,6 +326,7 @@ hooks! {
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "fstatat" as "fstatat"
     fn fstatat(dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
+        sys SYS_newfstatat,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     "fstatat64" as "fstatat"
@@ -311,6 +335,7 @@ hooks! {
         check [META, at_follow(flags, path), dirfd, path, false];
     "statx" as "statx"
     fn statx(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int,
+        sys SYS_statx,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     /// glibc < 2.33 headers compile stat to this.
@@ -340,10 +365,12 @@ hooks! {
         check [META, at_follow(flags, path), dirfd, path, false];
     "access" as "access"
     fn access(path: *const c_char, mode: c_int) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_access,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "faccessat" as "faccessat"
     fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int,
+        sys SYS_faccessat2,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     "eaccess" as "eaccess"
@@ -356,10 +383,12 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "readlink" as "readlink"
     fn readlink(path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        sys #[cfg(target_arch = "x86_64")] SYS_readlink,
         fail -1,
         check [META, Follow::Entry, AT_FDCWD, path, false];
     "readlinkat" as "readlinkat"
     fn readlinkat(dirfd: c_int, path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_readlinkat,
         fail -1,
         check [META, entry_or_fd(path), dirfd, path, false];
     /// The fortified readlink (`_FORTIFY_SOURCE`).
@@ -385,22 +414,27 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "getxattr" as "getxattr"
     fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        sys SYS_getxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "lgetxattr" as "lgetxattr"
     fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        sys SYS_lgetxattr,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "listxattr" as "listxattr"
     fn listxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_listxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "llistxattr" as "llistxattr"
     fn llistxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_llistxattr,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "statfs" as "statfs"
     fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int,
+        sys SYS_statfs,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "statfs64" as "statfs"
