@@ -136,6 +136,10 @@ impl<T> HookArg for *mut T {
 ///   itself needs it (by `pre`, `post` or a callback: on the fd a call
 ///   returned, on each path of a list) instead of before the call.
 ///
+/// A row with `pre`, `post` or `check fn` takes no `fast`, `via` or `act`:
+/// it checks with [`crate::guard::check`] and calls with the caller's
+/// arguments (or its `real` list).
+///
 /// A row may start with one `#[cfg(...)]`, applied to all it declares.
 ///
 /// `sys SYS_x` (after the signature; `sys #[cfg(...)] SYS_x` for a number
