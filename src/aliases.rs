@@ -17,11 +17,13 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::{Access, Rule};
 use libc::{mode_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, set_errno, CArg, Target};
+use crate::entry::Pre;
+use crate::guard::{self, set_errno, CArg};
 use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
+const WRITE: Option<Access> = Some(Access::Write);
 /// A metadata read: checked only when `hide_outside` is set.
 const META: Option<Access> = None;
 
@@ -103,6 +105,16 @@ hooks! {
     fn __file_change_detection_for_path(result: *mut c_void, path: *const c_char) -> bool,
         fail false,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    /// Profiling's exit (`gcc -pg`): writes `gmon.out`, or
+    /// `$GMON_OUT_PREFIX.<pid>`, through glibc's internal open; nothing is
+    /// written if either name is refused (see `gmon_pre`). Checked as the
+    /// `O_CREAT|O_TRUNC|O_WRONLY|O_NOFOLLOW` open glibc makes.
+    "_mcleanup" as "_mcleanup"
+    fn _mcleanup() -> (),
+        pre |_checked| gmon_pre(gmon_check),
+        fail (),
+        check fn gmon_check(each_gmon_out_name: CArg<'_>)
+            [WRITE, Follow::NoFollow, AT_FDCWD, each_gmon_out_name, false];
 }
 
 /// `GMON_OUT_PREFIX.<pid>` (or nothing) in `buf`, NUL-terminated.
@@ -130,50 +142,29 @@ fn gmon_prefixed(buf: &mut [u8; 4096]) -> bool {
     true
 }
 
-/// _mcleanup(3) (profiling, `gcc -pg`): writes `gmon.out`, or
-/// `$GMON_OUT_PREFIX.<pid>`, through glibc's internal open. Both names it
-/// may create are checked; if either is refused nothing is written and
-/// profiling is only stopped.
-///
-/// # Safety
-/// Called by glibc's profiling exit code, as `_mcleanup` is.
-#[no_mangle]
-pub unsafe extern "C" fn _mcleanup() {
-    const FLAGS: c_int = libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | libc::O_NOFOLLOW;
+/// _mcleanup's `pre` step: both names it may create (`$GMON_OUT_PREFIX.pid`
+/// if set, then `gmon.out`) are checked by the row's `check`; if either is
+/// refused, profiling is only stopped (as _mcleanup does first) and the
+/// call answered.
+fn gmon_pre(check: fn(CArg<'_>) -> Result<(), c_int>) -> Pre<(), ()> {
     let mut buf = [0u8; 4096];
     let mut ok = true;
     if gmon_prefixed(&mut buf) {
         // NUL-terminated by gmon_prefixed.
         let path = std::ffi::CStr::from_bytes_until_nul(&buf).map_or(CArg::NULL, CArg::of);
-        ok = check1("_mcleanup", FLAGS, path).is_ok();
+        ok = check(path).is_ok();
     }
     if ok {
-        ok = check1("_mcleanup", FLAGS, CArg::of(c"gmon.out")).is_ok();
+        ok = check(CArg::of(c"gmon.out")).is_ok();
     }
-    if !ok {
-        if let Some(f) = crate::real::real!("moncontrol", unsafe extern "C" fn(c_int)) {
-            // SAFETY: turns profiling off, as _mcleanup does first.
-            unsafe { f(0) };
-        }
-        return;
+    if ok {
+        return Pre::Check(());
     }
-    if let Some(f) = crate::real::real!("_mcleanup", unsafe extern "C" fn()) {
-        // SAFETY: the real function.
-        unsafe { f() };
+    if let Some(f) = crate::real::real!("moncontrol", unsafe extern "C" fn(c_int)) {
+        // SAFETY: turns profiling off, as _mcleanup does first.
+        unsafe { f(0) };
     }
-}
-
-fn check1(call: &'static str, flags: c_int, path: CArg<'_>) -> Result<(), c_int> {
-    guard::check(
-        call,
-        &[Target {
-            access: open_access(flags),
-            follow: open_follow(flags),
-            dirfd: AT_FDCWD,
-            path,
-            moves: false,
-        }],
-    )
+    Pre::Answer(())
 }
 
 /// `_IO_popen`: popen's old name.
@@ -254,21 +245,11 @@ const LOOKUP: &[CheckInfo] = &[chk(
     "(a hooked name: the hook, whatever the handle or version)",
 )];
 
-/// The hooks written out above and in shim/shim.c.
+/// The hooks written out above and in shim/shim.c. They stay out of the
+/// `hooks!` table: popen's and system's check is the exec code's shell
+/// check (`crate::exec`), and the dl* lookups are C (they must keep their
+/// caller's return address).
 pub static ALIASES_CUSTOM: &[HookInfo] = &[
-    row(
-        "_mcleanup",
-        "_mcleanup",
-        &[
-            chk(
-                "WRITE",
-                "Follow::NoFollow",
-                "AT_FDCWD",
-                "$GMON_OUT_PREFIX.pid",
-            ),
-            chk("WRITE", "Follow::NoFollow", "AT_FDCWD", "\"gmon.out\""),
-        ],
-    ),
     row("_IO_popen", "popen", SHELL),
     row("_IO_proc_open", "popen", SHELL),
     row("__libc_system", "system", SHELL),

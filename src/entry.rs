@@ -4,7 +4,7 @@
 //! the typing of its arguments ([`HookArg`]: a C string becomes a
 //! [`CArg`]).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_long};
 
 use crate::guard::CArg;
 
@@ -49,6 +49,68 @@ as_is!(
     *const libc::timespec
 );
 as_is!(*const libc::timeval, *const libc::utimbuf);
+as_is!(*const libc::sockaddr, *const *mut c_char);
+
+/// A `syscall(2)` argument as the type of the libc function's parameter in
+/// the same place.
+pub trait SysArg {
+    /// The argument, cast as C would.
+    fn from_sys(a: c_long) -> Self;
+}
+
+macro_rules! sys_int {
+    ($($t:ty),*) => {$(
+        impl SysArg for $t {
+            #[inline]
+            fn from_sys(a: c_long) -> Self {
+                a as $t
+            }
+        }
+    )*};
+}
+
+sys_int!(i32, u32, i64, u64, usize);
+
+impl<T> SysArg for *const T {
+    #[inline]
+    fn from_sys(a: c_long) -> Self {
+        a as *const T
+    }
+}
+
+impl<T> SysArg for *mut T {
+    #[inline]
+    fn from_sys(a: c_long) -> Self {
+        a as *mut T
+    }
+}
+
+/// The system calls a hook table's rows declare (`sys SYS_x`): checked by
+/// `syscall(2)` exactly as the libc row is.
+pub struct Syscalls {
+    /// `None` for a system call no row declares; else the verdict, with
+    /// how the call reaches the objects checked. The arguments are the
+    /// caller's, raw.
+    ///
+    /// # Safety
+    /// As for `syscall(2)`: each argument the system call reads as a path
+    /// NULL or a C string valid for the call.
+    pub check: unsafe fn(c_long, [c_long; 6]) -> Option<Result<crate::guard::Vias, c_int>>,
+    /// One per row declared, in order: its system call's reference row
+    /// (`syscall(SYS_x)`, the libc row's checks), if it has one.
+    pub rows: &'static [Option<crate::hooks::HookInfo>],
+}
+
+/// What a row's `pre` clause makes of a call before anything is checked.
+pub enum Pre<T, R> {
+    /// Check the row's targets (which may name the value), then call.
+    Check(T),
+    /// Nothing to check: the real function with the caller's arguments as
+    /// declared (not a `real` list), and no `post`.
+    Pass,
+    /// The call is answered with this result; nothing else runs.
+    Answer(R),
+}
 
 impl<T> HookArg for *mut T {
     type Typed<'a> = *mut T;
@@ -60,6 +122,35 @@ impl<T> HookArg for *mut T {
 
 /// Declares hooks; used by every module that defines some (see the table
 /// in [`crate::hooks`] for the syntax).
+///
+/// Besides the clauses of a common row (`real`, `fast`, `via`, `act`), two
+/// hook points, as in Gentoo sandbox's wrapper template, serve the calls
+/// that need more than "check, then call":
+/// - `pre |v| expr` runs first; `expr` is a [`Pre`]: check (with `v` in
+///   scope for the check list, the real call and `post`), pass straight
+///   through, or answer the call itself.
+/// - `post |r| expr` gets the real call's result `r` and gives the result
+///   returned (`pre`'s `v` also in scope).
+/// - `check fn name(params) [...]` instead of `check [...]`: the check list
+///   becomes `fn name(params) -> Result<(), errno>`, run where the call
+///   itself needs it (by `pre`, `post` or a callback: on the fd a call
+///   returned, on each path of a list) instead of before the call.
+///
+/// A row with `pre`, `post` or `check fn` takes no `fast`, `via` or `act`:
+/// it checks with [`crate::guard::check`] and calls with the caller's
+/// arguments (or its `real` list).
+///
+/// A row may start with one `#[cfg(...)]`, applied to all it declares.
+///
+/// `sys SYS_x` (after the signature; `sys #[cfg(...)] SYS_x` for a number
+/// some targets lack) attaches a system call whose arguments are the libc
+/// function's, in its order: `syscall(SYS_x, ...)` is checked by the row's
+/// check list, with the raw arguments cast to the row's parameter types.
+/// A table that has such rows names their [`Syscalls`] after its own name
+/// (`table T, syscalls T_SYS;`).
+///
+/// A common row (neither `pre`, `post` nor `check fn`) expands to the same
+/// code as before these existed: the hot path pays nothing for them.
 macro_rules! hooks {
     (@real $symbol:literal, $realty:ty, $fail:expr, ($($rarg:expr),*)) => {
         match crate::real::real!($symbol, $realty) {
@@ -86,68 +177,242 @@ macro_rules! hooks {
             return crate::guard::release(r, $vias);
         }
     };
-    (table $table:ident; $(
+    (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        [$(crate::guard::Target {
+            access: $access,
+            follow: $follow,
+            dirfd: $dirfd,
+            path: $path,
+            moves: $moves,
+        }),*]
+    };
+    // The typed arguments, as every hook's code below its entry sees them.
+    (@typed $($arg:ident),*) => {
+        $(#[allow(unused_variables)] // not every hook reads every one
+        let $arg =
+            // SAFETY: the caller's argument under the C function's
+            // contract: a C string is NULL or valid for the call.
+            unsafe { crate::entry::HookArg::typed($arg) };)*
+    };
+    // The real function with the caller's arguments as declared, for
+    // `Pre::Pass`.
+    (@unchecked $symbol:literal, $fail:expr, $raw:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
+        || -> $ret {
+            let ($($arg,)*) = $raw;
+            hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret)
+        }
+    };
+    (@pre $unchecked:ident, $p:ident, $pre:expr) => {
+        let $p = match $pre {
+            crate::entry::Pre::Check(v) => v,
+            crate::entry::Pre::Pass => return $unchecked(),
+            crate::entry::Pre::Answer(r) => return r,
+        };
+    };
+    // A common row: check, then act on the object checked or call.
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
+        act [$(|$t:ident| $act:expr)?], post [], fail $fail:expr, checkfn [],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $(#[cfg($cfg)])?
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            hooks!(@typed $($arg),*);
+            $(if let Some(r) = $fast {
+                return r;
+            })?
+            let targets = hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]);
+            let mut vias = crate::guard::Vias::new(&targets);
+            if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
+                crate::guard::set_errno(e);
+                return $fail;
+            }
+            // Act on the object checked: through the fds the check
+            // holds, never the caller's string again.
+            $(hooks!(@act vias, $call, $t, $act);)?
+            $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
+            // `vias` moves into `release` only after the call: `via_path`
+            // may point into it.
+            crate::guard::release(
+                {
+                    // The real call gets the caller's own arguments.
+                    #[allow(unused_variables)] // a `real` list may leave some out
+                    let ($($arg,)*) = raw_args;
+                    $(let $vpath = via_path;)?
+                    hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+                },
+                vias,
+            )
+        }
+    };
+    // A row with a `pre` and/or a `post`: pre, check, call, post.
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
+        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        $(#[cfg($cfg)])?
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            #[allow(unused_variables)] // used by a `pre` that may pass
+            let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
+            hooks!(@typed $($arg),*);
+            $(hooks!(@pre unchecked, $p, $pre);)?
+            let targets = hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]);
+            if let Err(e) = crate::guard::check($call, &targets) {
+                crate::guard::set_errno(e);
+                return $fail;
+            }
+            let r = {
+                #[allow(unused_variables)] // a `real` list may leave some out
+                let ($($arg,)*) = raw_args;
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            };
+            $(let $r = r;
+            let r = $post;)?
+            r
+        }
+    };
+    // A row whose check list is a function its `pre`/`post` run: pre,
+    // call, post.
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
+        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [$cf:ident ($($cx:ident: $cxt:ty),*)],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
+        $(#[cfg($cfg)])?
+        fn $cf($($cx: $cxt),*) -> Result<(), std::ffi::c_int> {
+            crate::guard::check($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
+        }
+
+        $(#[cfg($cfg)])?
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            let raw_args = ($($arg,)*);
+            #[allow(unused_variables)] // used by a `pre` that may pass
+            let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
+            hooks!(@typed $($arg),*);
+            $(hooks!(@pre unchecked, $p, $pre);)?
+            let r = {
+                #[allow(unused_variables)] // a `real` list may leave some out
+                let ($($arg,)*) = raw_args;
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            };
+            $(let $r = r;
+            let r = $post;)?
+            r
+        }
+    };
+    // A row's system call, one `if` of its table's `syscall(2)` check.
+    (@sys $nr:ident, $args:ident, [], $($rest:tt)*) => {};
+    (@sys $nr:ident, $args:ident, [$(#[cfg($scfg:meta)])? $sys:ident], $call:literal,
+        ($($arg:ident: $argty:ty),*), [$($check:tt)*]) => {
+        $(#[cfg($scfg)])?
+        if $nr == $sys {
+            let mut sysargs = $args.into_iter();
+            $(#[allow(unused_variables)] // not every check reads every one
+            let $arg = <$argty as crate::entry::SysArg>::from_sys(sysargs.next().unwrap_or(0));
+            #[allow(unused_variables)]
+            let $arg =
+                // SAFETY: `syscall(2)`'s contract: an argument the system
+                // call reads as a path is NULL or a C string valid for it.
+                unsafe { crate::entry::HookArg::typed($arg) };)*
+            return Some(crate::guard::check_act($call, &hooks!(@targets [$($check)*])));
+        }
+    };
+    (@sysrow [], $($rest:tt)*) => {
+        None
+    };
+    (@sysrow [$sys:ident], $call:literal,
+        [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        Some(crate::hooks::HookInfo {
+            symbol: concat!("syscall(", stringify!($sys), ")"),
+            call: $call,
+            checks: &[$(crate::hooks::CheckInfo {
+                access: stringify!($access),
+                follow: stringify!($follow),
+                dirfd: stringify!($dirfd),
+                path: stringify!($path),
+            }),*],
+        })
+    };
+    (@sysrow [#[cfg($scfg:meta)] $sys:ident], $($rest:tt)*) => {
+        if cfg!($scfg) {
+            hooks!(@sysrow [$sys], $($rest)*)
+        } else {
+            None
+        }
+    };
+    (@syscalls [] $($rows:tt)*) => {};
+    (@syscalls [$systable:ident] $(
+        [$($sysspec:tt)*] $symbol:literal, $call:literal, ($($arg:ident: $argty:ty),*), [$($check:tt)*];
+    )*) => {
+        /// The system calls this table's rows declare, for `syscall(2)`.
+        pub static $systable: crate::entry::Syscalls = {
+            /// # Safety
+            /// As [`crate::entry::Syscalls::check`].
+            unsafe fn check(
+                nr: std::ffi::c_long,
+                args: [std::ffi::c_long; 6],
+            ) -> Option<Result<crate::guard::Vias, std::ffi::c_int>> {
+                $(hooks!(@sys nr, args, [$($sysspec)*], $call, ($($arg: $argty),*), [$($check)*]);)*
+                None
+            }
+            crate::entry::Syscalls {
+                check,
+                rows: &[$(hooks!(@sysrow [$($sysspec)*], $call, [$($check)*])),*],
+            }
+        };
+    };
+    (table $table:ident $(, syscalls $systable:ident)?; $(
+        $(#[cfg($cfg:meta)])?
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
         fn $export:ident($($arg:ident: $argty:ty),* $(,)?) -> $ret:ty
+        $(, sys $(#[cfg($scfg:meta)])? $sys:ident)?
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
         $(, fast $fast:expr)?
+        $(, pre |$p:ident| $pre:expr)?
         $(, via $vpath:ident)?
         $(, act |$t:ident| $act:expr)?
+        $(, post |$r:ident| $post:expr)?
         , fail $fail:expr
-        , check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
+        , check $(fn $cf:ident($($cx:ident: $cxt:ty),* $(,)?))?
+          [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
         $(
-            $(#[doc = $doc])*
-            ///
-            /// # Safety
-            /// As for the C function: its pointer arguments valid as it
-            /// requires (a C string NUL-terminated, NULL only where it
-            /// accepts NULL).
-            #[no_mangle]
-            pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
-                let raw_args = ($($arg,)*);
-                $(#[allow(unused_variables)] // not every hook reads every one
-                let $arg =
-                    // SAFETY: the caller's argument under the C function's
-                    // contract: a C string is NULL or valid for the call.
-                    unsafe { crate::entry::HookArg::typed($arg) };)*
-                $(if let Some(r) = $fast {
-                    return r;
-                })?
-                let targets = [$(crate::guard::Target {
-                    access: $access,
-                    follow: $follow,
-                    dirfd: $dirfd,
-                    path: $path,
-                    moves: $moves,
-                }),*];
-                let mut vias = crate::guard::Vias::new(&targets);
-                if let Err(e) = crate::guard::check_into($call, &targets, &mut vias) {
-                    crate::guard::set_errno(e);
-                    return $fail;
-                }
-                // Act on the object checked: through the fds the check
-                // holds, never the caller's string again.
-                $(hooks!(@act vias, $call, $t, $act);)?
-                $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
-                // `vias` moves into `release` only after the call: `via_path`
-                // may point into it.
-                crate::guard::release(
-                    {
-                        // The real call gets the caller's own arguments.
-                        #[allow(unused_variables)] // a `real` list may leave some out
-                        let ($($arg,)*) = raw_args;
-                        $(let $vpath = via_path;)?
-                        hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
-                    },
-                    vias,
-                )
-            }
+            hooks!(@hook [$($cfg)?] [$(#[doc = $doc])*] $symbol, $call, $export, ($($arg: $argty),*) -> $ret,
+                real [$($realty = ($($rarg),*))?], fast [$($fast)?], pre [$(|$p| $pre)?], via [$($vpath)?],
+                act [$(|$t| $act)?], post [$(|$r| $post)?], fail $fail, checkfn [$($cf ($($cx: $cxt),*))?],
+                check [$($access, $follow, $dirfd, $path, $moves);*]);
         )*
 
+        hooks!(@syscalls [$($systable)?] $(
+            [$($(#[cfg($scfg)])? $sys)?] $symbol, $call, ($($arg: $argty),*),
+            [$($access, $follow, $dirfd, $path, $moves);*];
+        )*);
+
         /// The hooked symbols of this table, as declared.
-        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
+        pub static $table: &[crate::hooks::HookInfo] = &[$($(#[cfg($cfg)])? crate::hooks::HookInfo {
             symbol: $symbol,
             call: $call,
             checks: &[$(crate::hooks::CheckInfo {

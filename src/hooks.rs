@@ -276,11 +276,27 @@ type UtimensatFn =
 type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
 type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 
+#[cfg(target_arch = "x86_64")]
+use libc::{
+    SYS_chmod, SYS_chown, SYS_creat, SYS_lchown, SYS_link, SYS_mkdir, SYS_open, SYS_rename,
+    SYS_rmdir, SYS_symlink, SYS_unlink, SYS_utime, SYS_utimes,
+};
+use libc::{
+    SYS_fchownat, SYS_linkat, SYS_mkdirat, SYS_openat, SYS_renameat, SYS_renameat2, SYS_symlinkat,
+    SYS_truncate, SYS_unlinkat, SYS_utimensat,
+};
+
+/// fchmodat2, which takes fchmodat's flags (`SYS_fchmodat` has none). Newer
+/// than some libc crate targets know; the number is the same on every
+/// architecture (the unified table).
+pub const SYS_FCHMODAT2: std::ffi::c_long = 452;
+
 hooks! {
-    table TABLE;
+    table TABLE, syscalls TABLE_SYSCALLS;
     /// open(2); the variadic `open` in shim/shim.c calls this with the mode.
     "open" as "open"
     fn fsguard_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_open,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| hooks!(@real "open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
@@ -295,6 +311,7 @@ hooks! {
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "openat" as "openat"
     fn fsguard_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
+        sys SYS_openat,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
         act |t| hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
@@ -334,6 +351,7 @@ hooks! {
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "creat" as "creat"
     fn creat(path: *const c_char, mode: mode_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_creat,
         act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
@@ -374,11 +392,13 @@ hooks! {
         check [READ, Follow::Yes, AT_FDCWD, path, false];
     "unlink" as "unlink"
     fn unlink(path: *const c_char) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_unlink,
         act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), 0)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "unlinkat" as "unlinkat"
     fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
+        sys SYS_unlinkat,
         act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), flags)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
@@ -389,58 +409,69 @@ hooks! {
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "rmdir" as "rmdir"
     fn rmdir(path: *const c_char) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_rmdir,
         act |t| hooks!(@real "unlinkat", UnlinkatFn, -1, (t[0].dirfd(), t[0].path(), libc::AT_REMOVEDIR)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "rename" as "rename"
     fn rename(old: *const c_char, new: *const c_char) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_rename,
         act |t| hooks!(@real "renameat", RenameatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path())),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
     "renameat" as "renameat"
     fn renameat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char) -> c_int,
+        sys SYS_renameat,
         act |t| hooks!(@real "renameat", RenameatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path())),
         fail -1,
         check [WRITE, Follow::Entry, olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
     /// RENAME_EXCHANGE moves both files.
     "renameat2" as "renameat2"
     fn renameat2(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_uint) -> c_int,
+        sys SYS_renameat2,
         act |t| hooks!(@real "renameat2", Renameat2Fn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
         fail -1,
         check [WRITE, Follow::Entry, olddirfd, old, true;
                WRITE, Follow::Entry, newdirfd, new, flags & libc::RENAME_EXCHANGE != 0];
     "mkdir" as "mkdir"
     fn mkdir(path: *const c_char, mode: mode_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_mkdir,
         act |t| hooks!(@real "mkdirat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mkdirat" as "mkdirat"
     fn mkdirat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        sys SYS_mkdirat,
         act |t| hooks!(@real "mkdirat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
     "chmod" as "chmod"
     fn chmod(path: *const c_char, mode: mode_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_chmod,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "fchmodat" as "fchmodat"
     fn fchmodat(dirfd: c_int, path: *const c_char, mode: mode_t, flags: c_int) -> c_int,
+        sys SYS_FCHMODAT2,
         act |t| hooks!(@real "fchmodat", FchmodatFn, -1, (t[0].dirfd(), t[0].path(), mode, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];
     "chown" as "chown"
     fn chown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_chown,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lchown" as "lchown"
     fn lchown(path: *const c_char, owner: libc::uid_t, group: libc::gid_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_lchown,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "fchownat" as "fchownat"
     fn fchownat(dirfd: c_int, path: *const c_char, owner: libc::uid_t, group: libc::gid_t, flags: c_int) -> c_int,
+        sys SYS_fchownat,
         act |t| hooks!(@real "fchownat", FchownatFn, -1, (t[0].dirfd(), t[0].path(), owner, group, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];
@@ -448,27 +479,32 @@ hooks! {
     /// protected file may not get a name its rules do not cover.
     "link" as "link"
     fn link(old: *const c_char, new: *const c_char) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_link,
         act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), 0)),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, old, true; WRITE, Follow::Entry, AT_FDCWD, new, false];
     "linkat" as "linkat"
     fn linkat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_int) -> c_int,
+        sys SYS_linkat,
         act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
         fail -1,
         check [WRITE, link_follow(flags, old), olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
     /// The target is only text; the new name is what is created.
     "symlink" as "symlink"
     fn symlink(target: *const c_char, linkpath: *const c_char) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_symlink,
         act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target.as_ptr(), t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, linkpath, false];
     "symlinkat" as "symlinkat"
     fn symlinkat(target: *const c_char, newdirfd: c_int, linkpath: *const c_char) -> c_int,
+        sys SYS_symlinkat,
         act |t| hooks!(@real "symlinkat", SymlinkatFn, -1, (target.as_ptr(), t[0].dirfd(), t[0].path())),
         fail -1,
         check [WRITE, Follow::Entry, newdirfd, linkpath, false];
     "truncate" as "truncate"
     fn truncate(path: *const c_char, length: libc::off_t) -> c_int,
+        sys SYS_truncate,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
@@ -479,17 +515,20 @@ hooks! {
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "utime" as "utime"
     fn utime(path: *const c_char, times: *const libc::utimbuf) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_utime,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "utimes" as "utimes"
     fn utimes(path: *const c_char, times: *const libc::timeval) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_utimes,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     /// A NULL path acts on the dirfd itself.
     "utimensat" as "utimensat"
     fn utimensat(dirfd: c_int, path: *const c_char, times: *const libc::timespec, flags: c_int) -> c_int,
+        sys SYS_utimensat,
         act |t| hooks!(@real "utimensat", UtimensatFn, -1, (t[0].dirfd(), t[0].path(), times, t[0].atflags(flags))),
         fail -1,
         check [WRITE, at_follow(flags, path), dirfd, path, false];

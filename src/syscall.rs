@@ -1,24 +1,22 @@
 //! `syscall(2)`: the variadic entry point in shim/shim.c reads six
 //! arguments and calls [`fsguard_syscall`], which checks the path system
 //! calls exactly as the libc wrappers are checked and passes everything
-//! else straight to the real `syscall`.
+//! else straight to the real `syscall`. A system call is declared on its
+//! libc function's row (`sys SYS_x` in the `hooks!` tables); only those
+//! whose arguments differ from libc's are declared here.
 
-use std::ffi::{c_char, c_int, c_long, c_uint};
+use std::ffi::{c_char, c_int, c_long};
 
 use fsguard_policy::Access;
-use libc::AT_FDCWD;
 
+use crate::entry::Syscalls;
 use crate::guard::{self, set_errno, CArg, Target};
-use crate::hooks::{at_follow, link_follow, open_access, open_follow, CheckInfo, HookInfo};
-use crate::hooks_more::{addr_bytes, check_bind, checked_handle_fd, entry_or_fd, fd_arg};
+use crate::hooks::{CheckInfo, HookInfo};
 use crate::resolve::Follow;
+use libc::{SYS_faccessat, SYS_fchmodat};
 
 const WRITE: Option<Access> = Some(Access::Write);
 const META: Option<Access> = None;
-
-/// Newer than some libc crate targets know; the number is the same on
-/// every architecture (the unified table).
-const SYS_FCHMODAT2: c_long = 452;
 
 /// A system call's argument, as the caller passed it to `syscall(2)`.
 #[derive(Clone, Copy)]
@@ -44,9 +42,9 @@ fn i(a: Arg) -> c_int {
     a.0 as c_int
 }
 
-/// Declares the checked system calls: one match arm each, and a row of
-/// [`SYSCALLS`]. The argument names are the invocation's, so the check
-/// expressions below can use them.
+/// Declares the system calls checked here rather than through a libc row:
+/// one match arm each, and a row of [`SYSCALLS`]. The argument names are
+/// the invocation's, so the check expressions below can use them.
 macro_rules! syscalls {
     (fn $name:ident($nr:ident, $($a:ident),*); $(
         $(#[$m:meta])*
@@ -88,100 +86,37 @@ macro_rules! syscalls {
     };
 }
 
-#[cfg(target_arch = "x86_64")]
-use libc::{
-    SYS_access, SYS_chmod, SYS_chown, SYS_creat, SYS_futimesat, SYS_lchown, SYS_link, SYS_lstat,
-    SYS_mkdir, SYS_mknod, SYS_open, SYS_readlink, SYS_rename, SYS_rmdir, SYS_stat, SYS_symlink,
-    SYS_unlink, SYS_utime, SYS_utimes,
-};
-use libc::{
-    SYS_faccessat, SYS_faccessat2, SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat,
-    SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr, SYS_lgetxattr, SYS_linkat, SYS_listxattr,
-    SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mkdirat, SYS_mknodat,
-    SYS_name_to_handle_at, SYS_newfstatat, SYS_openat, SYS_readlinkat, SYS_removexattr,
-    SYS_renameat, SYS_renameat2, SYS_setxattr, SYS_statfs, SYS_statx, SYS_symlinkat, SYS_truncate,
-    SYS_unlinkat, SYS_utimensat,
-};
+/// The hook tables whose rows carry their system call (`sys SYS_x`):
+/// `syscall(2)` checks those as the libc rows.
+pub const TABLES: &[&Syscalls] = &[
+    &crate::hooks::TABLE_SYSCALLS,
+    &crate::hooks_more::MORE_SYSCALLS,
+];
 
+// The system calls whose arguments are not their libc function's: the
+// plain fchmodat and faccessat have no flags argument (they always follow;
+// libc's rows take flags, as fchmodat2 and faccessat2 do).
 syscalls! {
-    fn check_syscall(nr, a, b, c, d, e, f);
-    #[cfg(target_arch = "x86_64")]
-    SYS_open as "open" => [open_access(i(b)), open_follow(i(b)), AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_creat as "creat" => [WRITE, Follow::Create, AT_FDCWD, p(a), false];
-    SYS_openat as "openat" => [open_access(i(c)), open_follow(i(c)), i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_unlink as "unlink" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
-    SYS_unlinkat as "unlinkat" => [WRITE, Follow::Entry, i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_rmdir as "rmdir" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_rename as "rename" => [WRITE, Follow::Entry, AT_FDCWD, p(a), true;
-                                WRITE, Follow::Entry, AT_FDCWD, p(b), false];
-    SYS_renameat as "renameat" => [WRITE, Follow::Entry, i(a), p(b), true;
-                                    WRITE, Follow::Entry, i(c), p(d), false];
-    SYS_renameat2 as "renameat2" => [WRITE, Follow::Entry, i(a), p(b), true;
-                                      WRITE, Follow::Entry, i(c), p(d),
-                                      (i(e) as c_uint) & libc::RENAME_EXCHANGE != 0];
-    #[cfg(target_arch = "x86_64")]
-    SYS_mkdir as "mkdir" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
-    SYS_mkdirat as "mkdirat" => [WRITE, Follow::Entry, i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_link as "link" => [WRITE, Follow::Entry, AT_FDCWD, p(a), true;
-                            WRITE, Follow::Entry, AT_FDCWD, p(b), false];
-    SYS_linkat as "linkat" => [WRITE, link_follow(i(e), p(b)), i(a), p(b), true;
-                                WRITE, Follow::Entry, i(c), p(d), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_symlink as "symlink" => [WRITE, Follow::Entry, AT_FDCWD, p(b), false];
-    SYS_symlinkat as "symlinkat" => [WRITE, Follow::Entry, i(b), p(c), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_chmod as "chmod" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    // The system call has no flags argument: it always follows.
+    fn check_unlike_libc(nr, a, b, c, d, e, f);
     SYS_fchmodat as "fchmodat" => [WRITE, Follow::Yes, i(a), p(b), false];
-    SYS_FCHMODAT2 as "fchmodat" => [WRITE, at_follow(i(d), p(b)), i(a), p(b), false];
-    SYS_fchmod as "fchmod" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_chown as "chown" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_lchown as "lchown" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_fchownat as "fchownat" => [WRITE, at_follow(i(e), p(b)), i(a), p(b), false];
-    SYS_fchown as "fchown" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
-    SYS_truncate as "truncate" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_utime as "utime" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_utimes as "utimes" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_utimensat as "utimensat" => [WRITE, at_follow(i(d), p(b)), i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_futimesat as "futimesat" => [WRITE, at_follow(0, p(b)), i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_mknod as "mknod" => [WRITE, Follow::Entry, AT_FDCWD, p(a), false];
-    SYS_mknodat as "mknodat" => [WRITE, Follow::Entry, i(a), p(b), false];
-    SYS_setxattr as "setxattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lsetxattr as "lsetxattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_fsetxattr as "fsetxattr" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
-    SYS_removexattr as "removexattr" => [WRITE, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lremovexattr as "lremovexattr" => [WRITE, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_fremovexattr as "fremovexattr" => [WRITE, Follow::Fd, fd_arg(i(a)), CArg::NULL, false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_stat as "stat" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_lstat as "lstat" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_newfstatat as "fstatat" => [META, at_follow(i(d), p(b)), i(a), p(b), false];
-    SYS_statx as "statx" => [META, at_follow(i(c), p(b)), i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_access as "access" => [META, Follow::Yes, AT_FDCWD, p(a), false];
     SYS_faccessat as "faccessat" => [META, Follow::Yes, i(a), p(b), false];
-    SYS_faccessat2 as "faccessat" => [META, at_follow(i(d), p(b)), i(a), p(b), false];
-    #[cfg(target_arch = "x86_64")]
-    SYS_readlink as "readlink" => [META, Follow::Entry, AT_FDCWD, p(a), false];
-    SYS_readlinkat as "readlinkat" => [META, entry_or_fd(p(b)), i(a), p(b), false];
-    SYS_getxattr as "getxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_lgetxattr as "lgetxattr" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_listxattr as "listxattr" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_llistxattr as "llistxattr" => [META, Follow::NoFollow, AT_FDCWD, p(a), false];
-    SYS_statfs as "statfs" => [META, Follow::Yes, AT_FDCWD, p(a), false];
-    SYS_name_to_handle_at as "name_to_handle_at" => [META, link_follow(i(e), p(b)), i(a), p(b), false];
+}
+
+/// The system calls of the `hooks!` tables' rows, then those above.
+///
+/// # Safety
+/// As [`Syscalls::check`].
+unsafe fn check_syscall(nr: c_long, args: [c_long; 6]) -> Option<Result<guard::Vias, c_int>> {
+    for t in TABLES {
+        // SAFETY: this function's contract, passed on.
+        if let Some(v) = unsafe { (t.check)(nr, args) } {
+            return Some(v);
+        }
+    }
+    // SAFETY: as above: each argument the system call reads as a path is
+    // NULL or a C string.
+    let [a, b, c, d, e, f] = unsafe { args.map(|x| Arg::new(x)) };
+    check_unlike_libc(nr, a, b, c, d, e, f)
 }
 
 /// The system calls handled outside the table.
@@ -223,7 +158,7 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
             access: "WRITE",
             follow: "Follow::Entry",
             dirfd: "AT_FDCWD",
-            path: "addr.sun_path (AF_UNIX, not abstract)",
+            path: "arg2's sun_path, through the bind hook",
         }],
     },
     HookInfo {
@@ -233,7 +168,7 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
             access: "open_access(flags)",
             follow: "Follow::Fd",
             dirfd: "the returned fd",
-            path: "(opened, then checked)",
+            path: "(opened, then checked by the open_by_handle_at hook)",
         }],
     },
 ];
@@ -287,26 +222,22 @@ pub unsafe extern "C" fn fsguard_syscall(
             return unsafe { crate::exec::execveat(dirfd, path, c as Argv, d as Argv, flags) }
                 .into();
         }
+        // bind and open_by_handle_at: their hooks, which call libc's
+        // wrappers of the same system calls.
         libc::SYS_bind => {
-            // SAFETY: bind's address: `b` readable bytes at `a`.
-            check_bind(unsafe { addr_bytes(a as *const libc::sockaddr, b as libc::socklen_t) })
+            let (fd, addr, len) = (a as c_int, b as *const libc::sockaddr, c as libc::socklen_t);
+            // SAFETY: the caller's bind arguments.
+            return unsafe { crate::hooks_more::bind(fd, addr, len) }.into();
         }
         libc::SYS_open_by_handle_at => {
-            // SAFETY: the caller's arguments.
-            let fd = unsafe { real_syscall(nr, args) };
-            return match checked_handle_fd(fd as c_int, c as c_int) {
-                Ok(_) => fd,
-                Err(e) => {
-                    set_errno(e);
-                    -1
-                }
-            };
+            let (mount_fd, handle, flags) = (a as c_int, b as *mut std::ffi::c_void, c as c_int);
+            // SAFETY: the caller's open_by_handle_at arguments.
+            return unsafe { crate::hooks_more::open_by_handle_at(mount_fd, handle, flags) }.into();
         }
         _ => {
             // SAFETY: this function's contract: each argument the system
             // call reads as a path is NULL or a C string.
-            let [a, b, c, d, e, f] = unsafe { args.map(|x| Arg::new(x)) };
-            match check_syscall(nr, a, b, c, d, e, f) {
+            match unsafe { check_syscall(nr, args) } {
                 None => Ok(()),
                 // SAFETY: the caller's arguments, paths replaced by the
                 // checked objects' names.

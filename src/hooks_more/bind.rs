@@ -1,20 +1,17 @@
 //! bind on an AF_UNIX path creates a socket file: checked as a write of
 //! that path (abstract and unnamed sockets create none).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
 
-use libc::AT_FDCWD;
-
-use super::{check1, WRITE};
-use crate::guard::{set_errno, CArg};
-use crate::resolve::Follow;
+use crate::entry::Pre;
+use crate::guard::CArg;
 
 /// The bytes of a socket address that `bind` may read as a `sockaddr_un`
 /// (none for NULL).
 ///
 /// # Safety
 /// `addr` must be NULL or point to `len` readable bytes.
-pub unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
+pub(super) unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
     if addr.is_null() {
         return &[];
     }
@@ -26,7 +23,7 @@ pub unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) 
 /// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
 /// `None` for other families, abstract and unnamed sockets. `addr`: the
 /// address's bytes (see [`addr_bytes`]).
-pub fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
+pub(super) fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
     let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
     let len = addr.len();
     if len <= off {
@@ -45,35 +42,26 @@ pub fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
     true
 }
 
-/// bind on an AF_UNIX path creates a socket file there: a write.
-pub fn check_bind(addr: &[u8]) -> Result<(), c_int> {
-    let mut buf = [0u8; 110];
-    if !unix_path(addr, &mut buf) {
-        return Ok(());
+/// The path an AF_UNIX `bind` creates, NUL-terminated.
+pub(super) struct SocketPath([u8; 110]);
+
+impl SocketPath {
+    /// The path, for the row's check.
+    pub(super) fn sun_path(&self) -> CArg<'_> {
+        // `unix_path` NUL-terminates within the buffer: always found.
+        CArg::of(CStr::from_bytes_until_nul(&self.0).unwrap_or(c""))
     }
-    let Ok(path) = std::ffi::CStr::from_bytes_until_nul(&buf) else {
-        return Ok(());
-    };
-    check1("bind", WRITE, Follow::Entry, AT_FDCWD, CArg::of(path))
 }
 
-/// bind(2): an AF_UNIX path is checked as a write.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn bind(
-    fd: c_int,
-    addr: *const libc::sockaddr,
-    len: libc::socklen_t,
-) -> c_int {
-    // SAFETY: bind's contract: `len` readable bytes at `addr`.
-    if let Err(e) = check_bind(unsafe { addr_bytes(addr, len) }) {
-        set_errno(e);
-        return -1;
+/// bind's `pre` step: the socket file an AF_UNIX path creates is checked
+/// (a write); abstract and unnamed sockets and other families go straight
+/// to the real call.
+pub(super) fn socket_path(addr: &[u8]) -> Pre<SocketPath, c_int> {
+    let mut buf = [0u8; 110];
+    if !unix_path(addr, &mut buf) {
+        return Pre::Pass;
     }
-    hooks!(@real "bind", unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int, -1, (fd, addr, len))
+    Pre::Check(SocketPath(buf))
 }
 
 #[cfg(test)]

@@ -1,50 +1,22 @@
 //! open_by_handle_at: a file handle names a file without its path, so the
-//! object opened is checked.
+//! object opened is checked after the call.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
-use super::check1;
-use crate::guard::{set_errno, CArg};
-use crate::hooks::open_access;
-use crate::resolve::Follow;
+use crate::guard::set_errno;
 
-/// open_by_handle_at opens a file by handle, without a path: the opened
-/// object is checked, and closed again if refused.
-pub fn checked_handle_fd(fd: c_int, flags: c_int) -> Result<c_int, c_int> {
+/// open_by_handle_at's `post` step: a failed call is returned as it is; an
+/// fd it opened is checked (`check`, the row's) and closed again if
+/// refused.
+pub(super) fn checked_fd(fd: c_int, check: impl FnOnce() -> Result<(), c_int>) -> c_int {
     if fd < 0 {
-        return Ok(fd);
+        return fd;
     }
-    match check1(
-        "open_by_handle_at",
-        open_access(flags),
-        Follow::Fd,
-        fd,
-        CArg::NULL,
-    ) {
-        Ok(()) => Ok(fd),
+    match check() {
+        Ok(()) => fd,
         Err(e) => {
             // SAFETY: the fd the real call just returned to us.
             unsafe { libc::close(fd) };
-            Err(e)
-        }
-    }
-}
-
-/// open_by_handle_at(2): the opened object is checked.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn open_by_handle_at(
-    mount_fd: c_int,
-    handle: *mut c_void,
-    flags: c_int,
-) -> c_int {
-    let fd: c_int = hooks!(@real "open_by_handle_at", unsafe extern "C" fn(c_int, *mut c_void, c_int) -> c_int, -1, (mount_fd, handle, flags));
-    match checked_handle_fd(fd, flags) {
-        Ok(fd) => fd,
-        Err(e) => {
             set_errno(e);
             -1
         }

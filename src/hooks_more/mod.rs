@@ -4,10 +4,10 @@
 //! `bind`, and metadata reads (confined only with `hide_outside`).
 //!
 //! Declared with the same `hooks!` table as the core set; the few calls
-//! that need more than "check, then call" are written out in their own
-//! files ([`shm`]: shm_open, shm_unlink; [`walk`]: fts_open, glob;
-//! [`handle`]: open_by_handle_at; [`bind`]: AF_UNIX bind), with their own
-//! rows in [`CUSTOM`] below.
+//! that need more than "check, then call" are rows of [`WRAPPED`], whose
+//! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
+//! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
+//! [`bind`]: AF_UNIX bind).
 
 mod bind;
 mod handle;
@@ -19,16 +19,12 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use fsguard_policy::Access;
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
-use crate::guard::{self, CArg, Target};
-use crate::hooks::{at_follow, chk, link_follow, row, CheckInfo, HookInfo};
+use crate::guard::CArg;
+use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
-pub use bind::{addr_bytes, bind, check_bind, unix_path};
-pub use handle::{checked_handle_fd, open_by_handle_at};
-pub use shm::{shm_open, shm_unlink};
-#[cfg(target_pointer_width = "64")]
-pub use walk::glob64;
-pub use walk::{fts64_open, fts_open, glob, GlobT};
+use bind::addr_bytes;
+pub use walk::GlobT;
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
@@ -98,8 +94,17 @@ type XmknodatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, mode_t, *mut
 type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
 type FutimesatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timeval) -> c_int;
 
+#[cfg(target_arch = "x86_64")]
+use libc::{SYS_access, SYS_futimesat, SYS_lstat, SYS_mknod, SYS_readlink, SYS_stat};
+use libc::{
+    SYS_faccessat2, SYS_fchmod, SYS_fchown, SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr,
+    SYS_lgetxattr, SYS_listxattr, SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mknodat,
+    SYS_name_to_handle_at, SYS_newfstatat, SYS_readlinkat, SYS_removexattr, SYS_setxattr,
+    SYS_statfs, SYS_statx,
+};
+
 hooks! {
-    table MORE;
+    table MORE, syscalls MORE_SYSCALLS;
     // Temp files: glibc creates them through internal calls.
     /// The template's directory must be writable; the name is the template
     /// as given (its XXXXXX not yet replaced).
@@ -187,11 +192,13 @@ hooks! {
     // Nodes.
     "mknod" as "mknod"
     fn mknod(path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_mknod,
         via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
     "mknodat" as "mknodat"
     fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
+        sys SYS_mknodat,
         act |t| hooks!(@real "mknodat", MknodatFn, -1, (t[0].dirfd(), t[0].path(), mode, dev)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
@@ -224,6 +231,7 @@ hooks! {
     /// A NULL path acts on the dirfd.
     "futimesat" as "futimesat"
     fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_futimesat,
         act |t| hooks!(@real "futimesat", FutimesatFn, -1, (t[0].dirfd(), t[0].path(), times)),
         fail -1,
         check [WRITE, at_follow(0, path), dirfd, path, false];
@@ -236,21 +244,25 @@ hooks! {
     // Extended attributes.
     "setxattr" as "setxattr"
     fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_setxattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lsetxattr" as "lsetxattr"
     fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_lsetxattr,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
     "removexattr" as "removexattr"
     fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
+        sys SYS_removexattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
     "lremovexattr" as "lremovexattr"
     fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
+        sys SYS_lremovexattr,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
@@ -259,18 +271,22 @@ hooks! {
     // not become a way to change a file the policy protects.
     "fsetxattr" as "fsetxattr"
     fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
+        sys SYS_fsetxattr,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fremovexattr" as "fremovexattr"
     fn fremovexattr(fd: c_int, name: *const c_char) -> c_int,
+        sys SYS_fremovexattr,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchmod" as "fchmod"
     fn fchmod(fd: c_int, mode: mode_t) -> c_int,
+        sys SYS_fchmod,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "fchown" as "fchown"
     fn fchown(fd: c_int, owner: uid_t, group: gid_t) -> c_int,
+        sys SYS_fchown,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
     "futimens" as "futimens"
@@ -285,12 +301,14 @@ hooks! {
     // File handles: a handle names a file without its path.
     "name_to_handle_at" as "name_to_handle_at"
     fn name_to_handle_at(dirfd: c_int, path: *const c_char, handle: *mut c_void, mount_id: *mut c_int, flags: c_int) -> c_int,
+        sys SYS_name_to_handle_at,
         fail -1,
         check [META, link_follow(flags, path), dirfd, path, false];
 
     // Metadata reads: pass straight through unless `hide_outside`.
     "stat" as "stat"
     fn stat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_stat,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "stat64" as "stat"
@@ -299,6 +317,7 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "lstat" as "lstat"
     fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_lstat,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "lstat64" as "lstat"
@@ -307,6 +326,7 @@ hooks! {
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "fstatat" as "fstatat"
     fn fstatat(dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
+        sys SYS_newfstatat,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     "fstatat64" as "fstatat"
@@ -315,6 +335,7 @@ hooks! {
         check [META, at_follow(flags, path), dirfd, path, false];
     "statx" as "statx"
     fn statx(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int,
+        sys SYS_statx,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     /// glibc < 2.33 headers compile stat to this.
@@ -344,10 +365,12 @@ hooks! {
         check [META, at_follow(flags, path), dirfd, path, false];
     "access" as "access"
     fn access(path: *const c_char, mode: c_int) -> c_int,
+        sys #[cfg(target_arch = "x86_64")] SYS_access,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "faccessat" as "faccessat"
     fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int,
+        sys SYS_faccessat2,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
     "eaccess" as "eaccess"
@@ -360,10 +383,12 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "readlink" as "readlink"
     fn readlink(path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        sys #[cfg(target_arch = "x86_64")] SYS_readlink,
         fail -1,
         check [META, Follow::Entry, AT_FDCWD, path, false];
     "readlinkat" as "readlinkat"
     fn readlinkat(dirfd: c_int, path: *const c_char, buf: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_readlinkat,
         fail -1,
         check [META, entry_or_fd(path), dirfd, path, false];
     /// The fortified readlink (`_FORTIFY_SOURCE`).
@@ -389,22 +414,27 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "getxattr" as "getxattr"
     fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        sys SYS_getxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "lgetxattr" as "lgetxattr"
     fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
+        sys SYS_lgetxattr,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "listxattr" as "listxattr"
     fn listxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_listxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "llistxattr" as "llistxattr"
     fn llistxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
+        sys SYS_llistxattr,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
     "statfs" as "statfs"
     fn statfs(path: *const c_char, buf: *mut libc::statfs) -> c_int,
+        sys SYS_statfs,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     "statfs64" as "statfs"
@@ -429,81 +459,95 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
 }
 
-/// Checks one target; `Err(errno)` to fail the call.
-fn check1(
-    call: &'static str,
-    access: Option<Access>,
-    follow: Follow,
-    dirfd: c_int,
-    path: CArg<'_>,
-) -> Result<(), c_int> {
-    guard::check(
-        call,
-        &[Target {
-            access,
-            follow,
-            dirfd,
-            path,
-            moves: false,
-        }],
-    )
-}
-const FTS: &[CheckInfo] = &[chk(
-    "READ",
-    "fts_follow(options)",
-    "AT_FDCWD",
-    "each of argv",
-)];
-const GLOB: &[CheckInfo] = &[chk(
-    "READ",
-    "Follow::Yes",
-    "AT_FDCWD",
-    "each directory glob opens",
-)];
+type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
 
-/// The hooks written out in the submodules (anything but "check, then call").
-pub static CUSTOM: &[HookInfo] = &[
-    row(
-        "shm_open",
-        "shm_open",
-        &[chk(
-            "open_access(oflag)",
-            "Follow::Entry",
-            "AT_FDCWD",
-            "/dev/shm/name",
-        )],
-    ),
-    row(
-        "shm_unlink",
-        "shm_unlink",
-        &[chk("WRITE", "Follow::Entry", "AT_FDCWD", "/dev/shm/name")],
-    ),
-    row("fts_open", "fts_open", FTS),
-    row("fts64_open", "fts_open", FTS),
-    row("glob", "glob", GLOB),
+hooks! {
+    table WRAPPED;
+    /// POSIX shared memory: `/dev/shm/NAME`, opened by glibc with
+    /// O_NOFOLLOW through an internal call. With the `ipc` preset a name
+    /// the tree may not create is first tried, and checked, in the tree's
+    /// own namespace (see `shm::open_pre`).
+    "shm_open" as "shm_open"
+    fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int,
+        pre |_name| shm::open_pre(name, oflag, mode, shm_open_check),
+        fail -1,
+        check fn shm_open_check(dev_shm_name: CArg<'_>, oflag: c_int)
+            [open_access(oflag), Follow::Entry, AT_FDCWD, dev_shm_name, false];
+    "shm_unlink" as "shm_unlink"
+    fn shm_unlink(name: *const c_char) -> c_int,
+        pre |_name| shm::unlink_pre(name, shm_unlink_check),
+        fail -1,
+        check fn shm_unlink_check(dev_shm_name: CArg<'_>) [WRITE, Follow::Entry, AT_FDCWD, dev_shm_name, false];
+    /// glibc's fts reads directories through internal calls: each start
+    /// path is checked once the stream exists (see `walk::fts_checked`).
+    "fts_open" as "fts_open"
+    fn fts_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
+        post |fts| {
+            // SAFETY: what the real fts_open just returned: NULL or its stream.
+            unsafe { walk::fts_checked(fts, options, fts_start_check) }
+        },
+        fail std::ptr::null_mut(),
+        check fn fts_start_check(each_start_path: CArg<'_>, options: c_int)
+            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
+    "fts64_open" as "fts_open"
+    fn fts64_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
+        post |fts| {
+            // SAFETY: what the real fts64_open just returned: NULL or its stream.
+            unsafe { walk::fts_checked(fts, options, fts64_start_check) }
+        },
+        fail std::ptr::null_mut(),
+        check fn fts64_start_check(each_start_path: CArg<'_>, options: c_int)
+            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
+    /// glob reads directories with its internal opendir: it is handed one
+    /// that checks each (see `walk::glob_pre`).
+    "glob" as "glob"
+    fn glob(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
+        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
+        pre |saved| {
+            // SAFETY: glob's contract: `pglob` NULL or the caller's glob_t.
+            unsafe { walk::glob_pre::<false>(flags, pglob) }
+        },
+        post |r| {
+            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
+            unsafe { walk::glob_post(r, pglob, saved) }
+        },
+        fail walk::GLOB_ABORTED,
+        check fn glob_dir_check(each_directory_read: CArg<'_>)
+            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
     #[cfg(target_pointer_width = "64")]
-    row("glob64", "glob", GLOB),
-    row(
-        "open_by_handle_at",
-        "open_by_handle_at",
-        &[chk(
-            "open_access(flags)",
-            "Follow::Fd",
-            "the returned fd",
-            "(opened, then checked)",
-        )],
-    ),
-    row(
-        "bind",
-        "bind",
-        &[chk(
-            "WRITE",
-            "Follow::Entry",
-            "AT_FDCWD",
-            "addr.sun_path (AF_UNIX, not abstract)",
-        )],
-    ),
-];
+    "glob64" as "glob"
+    fn glob64(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
+        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
+        pre |saved| {
+            // SAFETY: glob64's contract: `pglob` NULL or the caller's glob64_t.
+            unsafe { walk::glob_pre::<true>(flags, pglob) }
+        },
+        post |r| {
+            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
+            unsafe { walk::glob_post(r, pglob, saved) }
+        },
+        fail walk::GLOB_ABORTED,
+        check fn glob64_dir_check(each_directory_read: CArg<'_>)
+            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
+    /// A handle names a file without its path: the fd opened is checked,
+    /// and closed again if refused.
+    "open_by_handle_at" as "open_by_handle_at"
+    fn open_by_handle_at(mount_fd: c_int, handle: *mut c_void, flags: c_int) -> c_int,
+        post |fd| handle::checked_fd(fd, || handle_check(fd, flags)),
+        fail -1,
+        check fn handle_check(returned_fd: c_int, flags: c_int)
+            [open_access(flags), Follow::Fd, returned_fd, CArg::NULL, false];
+    /// bind on an AF_UNIX path creates a socket file there; abstract and
+    /// unnamed sockets, and other families, create none.
+    "bind" as "bind"
+    fn bind(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int,
+        pre |unix| {
+            // SAFETY: bind's contract: `len` readable bytes at `addr`.
+            bind::socket_path(unsafe { addr_bytes(addr, len) })
+        },
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, unix.sun_path(), false];
+}
 
 #[cfg(test)]
 mod tests {

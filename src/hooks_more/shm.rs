@@ -5,12 +5,10 @@
 use std::ffi::{c_char, c_int};
 
 use fsguard_policy::Access;
-use libc::{mode_t, AT_FDCWD};
+use libc::mode_t;
 
-use super::{check1, WRITE};
+use crate::entry::Pre;
 use crate::guard::{self, set_errno, CArg};
-use crate::hooks::open_access;
-use crate::resolve::Follow;
 
 /// `/dev/shm/NAME` for a shm_open name (leading slashes dropped, as glibc
 /// does); `None` for a name glibc itself rejects (empty, with a `/`, too
@@ -83,67 +81,65 @@ fn shm_mapped(p: &ShmPath) -> Option<ShmPath> {
     r.ok().flatten()
 }
 
-/// shm_open opens `/dev/shm/NAME` with O_NOFOLLOW through an internal call.
-/// With the `ipc` preset, a name the tree may not create is opened in its
-/// own namespace; an object of that name outside it (another process's) is
-/// then decided on by the policy under its real name, and refused with a
-/// trace line unless a rule allows it.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int {
+/// A row's check of a `/dev/shm` name (see `super::WRAPPED`).
+type Check<'a> = &'a dyn Fn(CArg<'_>) -> Result<(), c_int>;
+
+/// The `ipc` preset's step before shm_open's own check: a name the tree
+/// may not create is opened in its own namespace (checked there by the
+/// row's check); an object of that name outside it (another process's) is
+/// then left to the row's check under its real name, refused with a trace
+/// line unless a rule allows it. A name glibc rejects goes to the real call
+/// for glibc's own errno.
+pub(super) fn open_pre(
+    name: CArg<'_>,
+    oflag: c_int,
+    mode: mode_t,
+    check: fn(CArg<'_>, c_int) -> Result<(), c_int>,
+) -> Pre<(), c_int> {
     type ShmOpen = unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int;
-    // SAFETY: shm_open's name is NULL or a C string (its contract).
-    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
-        return hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode));
-    };
-    let access = open_access(oflag);
-    if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, m.path()) {
-            set_errno(e);
-            return -1;
-        }
-        let fd = hooks!(@real "shm_open", ShmOpen, -1, (m.name_ptr(), oflag, mode));
-        if fd >= 0 || guard::errno() != libc::ENOENT || oflag & libc::O_CREAT != 0 || !p.exists() {
-            return fd;
-        }
-    }
-    if let Err(e) = check1("shm_open", access, Follow::Entry, AT_FDCWD, p.path()) {
-        set_errno(e);
-        return -1;
-    }
-    hooks!(@real "shm_open", ShmOpen, -1, (name, oflag, mode))
+    let real = |n: &ShmPath| hooks!(@real "shm_open", ShmOpen, -1, (n.name_ptr(), oflag, mode));
+    let enoent_retry = |fd: c_int| fd < 0 && oflag & libc::O_CREAT == 0;
+    pre(name, &|p| check(p, oflag), &real, &enoent_retry)
 }
 
-/// shm_unlink(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn shm_unlink(name: *const c_char) -> c_int {
+/// shm_unlink's step before its check, as [`open_pre`].
+pub(super) fn unlink_pre(
+    name: CArg<'_>,
+    check: fn(CArg<'_>) -> Result<(), c_int>,
+) -> Pre<(), c_int> {
     type ShmUnlink = unsafe extern "C" fn(*const c_char) -> c_int;
-    // SAFETY: shm_unlink's name is NULL or a C string (its contract).
-    let Some(p) = shm_path(unsafe { CArg::new(name) }) else {
-        return hooks!(@real "shm_unlink", ShmUnlink, -1, (name));
+    let real = |n: &ShmPath| hooks!(@real "shm_unlink", ShmUnlink, -1, (n.name_ptr()));
+    pre(name, &check, &real, &|r| r != 0)
+}
+
+/// The shared step: `Pass` for a name glibc rejects; the mapped name
+/// checked and tried (answered unless `retry` says its failure may mean
+/// the object is outside the namespace and one exists there); else the
+/// row's check of `/dev/shm/NAME` and the real call with the caller's name.
+fn pre(
+    name: CArg<'_>,
+    check: Check<'_>,
+    real: &dyn Fn(&ShmPath) -> c_int,
+    retry: &dyn Fn(c_int) -> bool,
+) -> Pre<(), c_int> {
+    let Some(p) = shm_path(name) else {
+        return Pre::Pass;
     };
     if let Some(m) = shm_mapped(&p) {
-        if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, m.path()) {
+        if let Err(e) = check(m.path()) {
             set_errno(e);
-            return -1;
+            return Pre::Answer(-1);
         }
-        let r = hooks!(@real "shm_unlink", ShmUnlink, -1, (m.name_ptr()));
-        if r == 0 || guard::errno() != libc::ENOENT || !p.exists() {
-            return r;
+        let r = real(&m);
+        if !retry(r) || guard::errno() != libc::ENOENT || !p.exists() {
+            return Pre::Answer(r);
         }
     }
-    if let Err(e) = check1("shm_unlink", WRITE, Follow::Entry, AT_FDCWD, p.path()) {
+    if let Err(e) = check(p.path()) {
         set_errno(e);
-        return -1;
+        return Pre::Answer(-1);
     }
-    hooks!(@real "shm_unlink", ShmUnlink, -1, (name))
+    Pre::Check(())
 }
 
 #[cfg(test)]

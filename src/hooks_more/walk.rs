@@ -3,13 +3,15 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use libc::{size_t, AT_FDCWD};
+use libc::size_t;
 
-use super::{check1, fts_follow, lstat64, stat64, READ};
+use super::{lstat64, stat64};
+use crate::entry::Pre;
 use crate::guard::{self, set_errno, CArg};
-use crate::resolve::Follow;
 
-const GLOB_ALTDIRFUNC: c_int = 1 << 9;
+pub(super) const GLOB_ALTDIRFUNC: c_int = 1 << 9;
+/// glob's "read error" result.
+pub(super) const GLOB_ABORTED: c_int = 2;
 
 /// The head of glibc's `FTS` (and `FTS64`, the same on LP64): only the
 /// current node is read.
@@ -48,31 +50,22 @@ const FTS_DNR: u16 = 4;
 const FTS_ERR: u16 = 7;
 const FTS_NS: u16 = 10;
 
-type FtsOpenFn = unsafe extern "C" fn(*const *mut c_char, c_int, *mut c_void) -> *mut c_void;
-
-/// fts_open, with each start path checked as a read. glibc's fts reads
-/// directories through internal calls no hook sees, so a refused start
-/// path is never walked: like an unreadable one, its entry comes back from
-/// `fts_read` as `FTS_DNR` (a directory) or `FTS_ERR` (anything else), with
-/// `fts_errno` set; a hidden one (`hide_outside`) as `FTS_NS`/`ENOENT`,
-/// like a missing one. The stream itself is returned, as glibc does: a
-/// caller that does not check for NULL must not crash.
+/// fts_open's `post` step: each start path checked (`check`, the row's)
+/// as a read. glibc's fts reads directories through internal calls no hook
+/// sees, so a refused start path is never walked: like an unreadable one,
+/// its entry comes back from `fts_read` as `FTS_DNR` (a directory) or
+/// `FTS_ERR` (anything else), with `fts_errno` set; a hidden one
+/// (`hide_outside`) as `FTS_NS`/`ENOENT`, like a missing one. The stream
+/// itself is returned, as glibc does: a caller that does not check for
+/// NULL must not crash.
 ///
 /// # Safety
-/// `argv` a NULL-terminated array of C strings, as fts_open(3) requires.
-unsafe fn fts_open_checked(
-    real: Option<FtsOpenFn>,
-    argv: *const *mut c_char,
+/// `fts` NULL or a stream the real fts_open just returned.
+pub(super) unsafe fn fts_checked(
+    fts: *mut c_void,
     options: c_int,
-    compar: *mut c_void,
+    check: fn(CArg<'_>, c_int) -> Result<(), c_int>,
 ) -> *mut c_void {
-    let Some(f) = real else {
-        set_errno(libc::ENOSYS);
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real function with the caller's arguments; it only stats
-    // the start paths (metadata).
-    let fts = unsafe { f(argv, options, compar) };
     if fts.is_null() {
         return fts;
     }
@@ -85,8 +78,7 @@ unsafe fn fts_open_checked(
         while !p.is_null() {
             let e = &mut *p;
             if e.info != FTS_NS {
-                let accpath = CArg::new(e.accpath);
-                if let Err(err) = check1("fts_open", READ, fts_follow(options), AT_FDCWD, accpath) {
+                if let Err(err) = check(CArg::new(e.accpath), options) {
                     if err == libc::ENOENT {
                         e.info = FTS_NS;
                         if !e.statp.is_null() {
@@ -107,38 +99,6 @@ unsafe fn fts_open_checked(
     fts
 }
 
-/// fts_open(3), with each start path checked (see `fts_open_checked`).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fts_open(
-    argv: *const *mut c_char,
-    options: c_int,
-    compar: *mut c_void,
-) -> *mut c_void {
-    let real = crate::real::real!("fts_open", FtsOpenFn);
-    // SAFETY: the caller's arguments.
-    unsafe { fts_open_checked(real, argv, options, compar) }
-}
-
-/// fts64_open(3), as `fts_open`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fts64_open(
-    argv: *const *mut c_char,
-    options: c_int,
-    compar: *mut c_void,
-) -> *mut c_void {
-    let real = crate::real::real!("fts64_open", FtsOpenFn);
-    // SAFETY: the caller's arguments.
-    unsafe { fts_open_checked(real, argv, options, compar) }
-}
-
 /// glibc's `glob_t` (and `glob64_t`, the same on LP64).
 #[repr(C)]
 pub struct GlobT {
@@ -153,15 +113,31 @@ pub struct GlobT {
     stat: *mut c_void,
 }
 
-/// glob's directory opener: each directory the pattern reads is checked.
-unsafe extern "C" fn glob_opendir(path: *const c_char) -> *mut c_void {
+/// glob's directory opener: each directory the pattern reads is checked
+/// by the row's check (`G64`: glob64's row).
+unsafe extern "C" fn glob_opendir<const G64: bool>(path: *const c_char) -> *mut c_void {
     // SAFETY: glob passes a directory name, a C string.
     let arg = unsafe { CArg::new(path) };
-    if let Err(e) = check1("glob", READ, Follow::Yes, AT_FDCWD, arg) {
+    let checked = if G64 {
+        glob64_dir(arg)
+    } else {
+        super::glob_dir_check(arg)
+    };
+    if let Err(e) = checked {
         set_errno(e);
         return std::ptr::null_mut();
     }
     hooks!(@real "opendir", unsafe extern "C" fn(*const c_char) -> *mut c_void, std::ptr::null_mut(), (path))
+}
+
+#[cfg(target_pointer_width = "64")]
+fn glob64_dir(path: CArg<'_>) -> Result<(), c_int> {
+    super::glob64_dir_check(path)
+}
+
+#[cfg(not(target_pointer_width = "64"))]
+fn glob64_dir(path: CArg<'_>) -> Result<(), c_int> {
+    super::glob_dir_check(path)
 }
 
 unsafe extern "C" fn glob_readdir(dir: *mut c_void) -> *mut c_void {
@@ -185,82 +161,46 @@ unsafe extern "C" fn glob_lstat(path: *const c_char, buf: *mut libc::stat64) -> 
     unsafe { lstat64(path, buf) }
 }
 
-type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
+/// The caller's glob_t callbacks, while glob runs with ours.
+pub(super) type Saved = [*mut c_void; 5];
 
-/// glob reads directories with its internal opendir; unless the caller
-/// brought its own (GLOB_ALTDIRFUNC), it is handed ours, which checks each
-/// directory. A refused one fails like an unreadable one (errfunc, GLOB_ERR).
+/// glob's `pre` step: unless the caller brought its own directory functions
+/// (GLOB_ALTDIRFUNC) or no rule confines reads, glob is handed ours (the
+/// real call adds GLOB_ALTDIRFUNC), whose opendir checks each directory; a
+/// refused one fails like an unreadable one (errfunc, GLOB_ERR).
 ///
 /// # Safety
-/// The arguments as glob(3) requires them (`pattern` a C string, `pglob`
-/// a `glob_t`).
-unsafe fn glob_checked(
-    real: Option<GlobFn>,
-    pattern: *const c_char,
+/// `pglob` NULL or the caller's `glob_t`, as glob(3) requires.
+pub(super) unsafe fn glob_pre<const G64: bool>(
     flags: c_int,
-    errfunc: *mut c_void,
     pglob: *mut GlobT,
-) -> c_int {
-    const GLOB_ABORTED: c_int = 2;
-    let Some(real) = real else {
-        set_errno(libc::ENOSYS);
-        return GLOB_ABORTED;
-    };
+) -> Pre<Saved, c_int> {
     let active =
         guard::get().is_some_and(|g| g.policy.confines_reads() || g.policy.settings().hide_outside);
     if !active || flags & GLOB_ALTDIRFUNC != 0 || pglob.is_null() {
-        // SAFETY: the caller's arguments.
-        return unsafe { real(pattern, flags, errfunc, pglob) };
+        return Pre::Pass;
     }
     // SAFETY: pglob is the caller's glob_t; its callback fields are ours for
-    // the duration of the call and restored after.
-    unsafe {
-        let g = &mut *pglob;
-        let saved = (g.closedir, g.readdir, g.opendir, g.lstat, g.stat);
-        g.closedir = glob_closedir as *mut c_void;
-        g.readdir = glob_readdir as *mut c_void;
-        g.opendir = glob_opendir as *mut c_void;
-        g.lstat = glob_lstat as *mut c_void;
-        g.stat = glob_stat as *mut c_void;
-        let r = real(pattern, flags | GLOB_ALTDIRFUNC, errfunc, pglob);
-        let g = &mut *pglob;
-        g.flags &= !GLOB_ALTDIRFUNC;
-        (g.closedir, g.readdir, g.opendir, g.lstat, g.stat) = saved;
-        r
-    }
+    // the duration of the call and restored by `glob_post`.
+    let g = unsafe { &mut *pglob };
+    let saved = [g.closedir, g.readdir, g.opendir, g.lstat, g.stat];
+    g.closedir = glob_closedir as *mut c_void;
+    g.readdir = glob_readdir as *mut c_void;
+    g.opendir = glob_opendir::<G64> as *mut c_void;
+    g.lstat = glob_lstat as *mut c_void;
+    g.stat = glob_stat as *mut c_void;
+    Pre::Check(saved)
 }
 
-/// glob(3), with each directory it reads checked.
+/// glob's `post` step: the caller's glob_t as it gave it, but for what glob
+/// filled in.
 ///
 /// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn glob(
-    pattern: *const c_char,
-    flags: c_int,
-    errfunc: *mut c_void,
-    pglob: *mut GlobT,
-) -> c_int {
-    let real = crate::real::real!("glob", GlobFn);
-    // SAFETY: the caller's arguments.
-    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
-}
-
-/// glob64(3), as `glob`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[cfg(target_pointer_width = "64")]
-#[no_mangle]
-pub unsafe extern "C" fn glob64(
-    pattern: *const c_char,
-    flags: c_int,
-    errfunc: *mut c_void,
-    pglob: *mut GlobT,
-) -> c_int {
-    let real = crate::real::real!("glob64", GlobFn);
-    // SAFETY: the caller's arguments.
-    unsafe { glob_checked(real, pattern, flags, errfunc, pglob) }
+/// As [`glob_pre`], which returned `saved`.
+pub(super) unsafe fn glob_post(r: c_int, pglob: *mut GlobT, saved: Saved) -> c_int {
+    // SAFETY: the caller's glob_t, as in `glob_pre`.
+    let g = unsafe { &mut *pglob };
+    g.flags &= !GLOB_ALTDIRFUNC;
+    [g.closedir, g.readdir, g.opendir, g.lstat, g.stat] = saved;
+    r
 }

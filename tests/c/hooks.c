@@ -93,11 +93,14 @@ static void temp(const char *c, const char *dir) {
     }
 }
 
-static void unix_bind(const char *path, int abstract) {
+static void unix_bind(const char *path, int abstract, int sys) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strncpy(a.sun_path + abstract, path, sizeof a.sun_path - 2);
-    SET(bind(fd, (struct sockaddr *)&a, sizeof a));
+    if (sys)
+        SET(syscall(SYS_bind, fd, (struct sockaddr *)&a, sizeof a));
+    else
+        SET(bind(fd, (struct sockaddr *)&a, sizeof a));
     close(fd);
 }
 
@@ -185,8 +188,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(c, "lchmod")) SET(lchmod(p, 0600));
     else if (!strcmp(c, "futimesat")) SET(futimesat(AT_FDCWD, p, TV));
     else if (!strcmp(c, "lutimes")) SET(lutimes(p, TV));
-    else if (!strcmp(c, "bind")) unix_bind(p, 0);
-    else if (!strcmp(c, "bind_abstract")) unix_bind(p, 1);
+    else if (!strcmp(c, "bind")) unix_bind(p, 0, 0);
+    else if (!strcmp(c, "bind_abstract")) unix_bind(p, 1, 0);
+    else if (!strcmp(c, "sys_bind")) unix_bind(p, 0, 1);
+    else if (!strcmp(c, "sys_bind_abstract")) unix_bind(p, 1, 1);
     /* xattrs */
     else if (!strcmp(c, "setxattr")) SET(setxattr(p, "user.t", "v", 1, 0));
     else if (!strcmp(c, "lsetxattr")) SET(lsetxattr(p, "user.t", "v", 1, 0));

@@ -252,3 +252,20 @@ fn syscall_openat2_answers_enosys() {
     assert!(r.traces.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn syscall_bind_is_checked_as_bind() {
+    // syscall(SYS_bind, fd, addr, len): the address is the second argument.
+    one_path(
+        "sys_bind",
+        "bind",
+        "write",
+        "ws/s",
+        "ws/nodir/s",
+        "ro/s",
+        "ro/s",
+    );
+    // Abstract sockets create no file: not checked, even when refusing.
+    let name = format!("fsguard-test-sys-{}", std::process::id());
+    same_as_bare("deny.toml", "sys_bind_abstract", &[&name]);
+}
