@@ -210,7 +210,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         _ => None,
     };
     settings.log.relayed = log_file.is_some();
-    let policy = Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
     if opts.landlock != Landlock::Off {
@@ -449,7 +448,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if let (Some(f), true) = (&found, report.counted() > 0) {
             eprintln!("fsguard: policy was {}", f.display());
         }
-        report.hints(&policy);
+        // The policy as the command had it, for the hints; built only
+        // when there is something to hint at (it was checked above).
+        if !report.events().is_empty() {
+            if let Ok(policy) = Policy::new(settings.clone()) {
+                report.hints(&policy);
+            }
+        }
     }
     if let Some(t) = &opts.report {
         crate::report::write(t, report.events(), &settings, cli);
