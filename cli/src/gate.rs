@@ -67,6 +67,11 @@ fn gate(pid: libc::pid_t, hs_fd: RawFd, ready: impl FnOnce()) -> Gate {
     // Both on one CPU while they take turns; undone before detach.
     let pin = Pin::new(pid);
     let mut sig = 0;
+    // Inside a system call we let go at its entry stop: the next system
+    // call stop is its exit stop (ptrace(2): an entry stop is followed by
+    // the exit stop, a PTRACE_EVENT stop (none asked for) or death, nothing
+    // else), which needs no look at the child.
+    let mut in_call = false;
     loop {
         // SAFETY: as above.
         unsafe {
@@ -92,9 +97,14 @@ fn gate(pid: libc::pid_t, hs_fd: RawFd, ready: impl FnOnce()) -> Gate {
         }
         let s = libc::WSTOPSIG(st);
         if s != (libc::SIGTRAP | 0x80) {
+            // Not a system call stop: the next one is looked at, whatever.
+            in_call = false;
             if s != libc::SIGTRAP {
                 sig = s;
             }
+            continue;
+        }
+        if std::mem::take(&mut in_call) {
             continue;
         }
         let mut info = SyscallInfo::default();
@@ -122,6 +132,7 @@ fn gate(pid: libc::pid_t, hs_fd: RawFd, ready: impl FnOnce()) -> Gate {
             return Gate::Confirmed;
         }
         if harmless(nr, a) {
+            in_call = true;
             continue;
         }
         let said = stderr_text(pid, nr, a);

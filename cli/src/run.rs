@@ -31,7 +31,9 @@ use crate::landlock::Landlock;
 use crate::library::{find_library, static_program};
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
-use crate::spawn::{child, cstr, pipe, pointers, preload_env, reap, report_pipe, sealed_policy};
+use crate::spawn::{
+    cstr, pipe, pointers, preload_env, reap, report_pipe, sealed_policy, spawn, Start,
+};
 use crate::spawn::{MSG_EXEC, MSG_LANDLOCK, MSG_TRACED};
 use crate::tmpdir::{Maker, TmpDir};
 use crate::{landlock, settings, Cli, EXIT_FSGUARD, USAGE};
@@ -210,7 +212,6 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         _ => None,
     };
     settings.log.relayed = log_file.is_some();
-    let policy = Policy::new(settings.clone()).map_err(|e| e.to_string())?;
 
     let mut ruleset = None;
     if opts.landlock != Landlock::Off {
@@ -301,32 +302,21 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let (argv, envp) = (pointers(&argv_c), pointers(&envp_c));
 
     install_handlers();
-    // SAFETY: fork in a single-threaded process; the child only makes
-    // syscalls (and Landlock's restrict_self) before exec or _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        // SAFETY: the child; see `child`.
-        unsafe {
-            child(
-                &path_c,
-                &argv,
-                &envp,
-                [
-                    hs_child.as_raw_fd(),
-                    rep_w.as_raw_fd(),
-                    policy_fd.as_raw_fd(),
-                ],
-                err_w.as_raw_fd(),
-                ruleset,
-                opts.landlock == Landlock::Required,
-                traced,
-                cache_dirs.as_ref(),
-            )
-        }
-    }
+    let pid = spawn(Start {
+        path: &path_c,
+        argv: &argv,
+        envp: &envp,
+        keep: [
+            hs_child.as_raw_fd(),
+            rep_w.as_raw_fd(),
+            policy_fd.as_raw_fd(),
+        ],
+        err: err_w.as_raw_fd(),
+        ruleset,
+        required: opts.landlock == Landlock::Required,
+        trace: traced,
+        cache: cache_dirs.as_ref(),
+    })?;
     CHILD.store(pid, Ordering::Relaxed);
     // SIGCHLD stays pending until the wait loop asks for it (`ppoll`): no
     // handler runs for each of the gate's ptrace stops, and a child that
@@ -449,7 +439,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if let (Some(f), true) = (&found, report.counted() > 0) {
             eprintln!("fsguard: policy was {}", f.display());
         }
-        report.hints(&policy);
+        // The policy as the command had it, for the hints; built only
+        // when there is something to hint at (it was checked above).
+        if !report.events().is_empty() {
+            if let Ok(policy) = Policy::new(settings.clone()) {
+                report.hints(&policy);
+            }
+        }
     }
     if let Some(t) = &opts.report {
         crate::report::write(t, report.events(), &settings, cli);

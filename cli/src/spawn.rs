@@ -118,15 +118,73 @@ pub(crate) fn reap(pid: libc::pid_t) {
     {}
 }
 
-/// The forked child: runs only syscalls until exec. Reports failures on
+/// What the command's process is started with ([`child`]'s arguments).
+pub(crate) struct Start<'a> {
+    pub(crate) path: &'a CString,
+    pub(crate) argv: &'a [*const libc::c_char],
+    pub(crate) envp: &'a [*const libc::c_char],
+    pub(crate) keep: [RawFd; 3],
+    pub(crate) err: RawFd,
+    pub(crate) ruleset: Option<::landlock::RulesetCreated>,
+    pub(crate) required: bool,
+    pub(crate) trace: bool,
+    pub(crate) cache: Option<&'a crate::presets::CacheDirs>,
+}
+
+/// The child's stack: [`child`] makes system calls and little else.
+const STACK: usize = 64 * 1024;
+
+/// Starts the command's process as `posix_spawn` does: a child that shares
+/// this process's memory until its exec (`CLONE_VM | CLONE_VFORK`), so no
+/// page tables are copied for it, nor torn down again at its exec. This
+/// thread is suspended until the child has exec'd or exited. The child's
+/// descriptor table is its own copy, as after fork.
+pub(crate) fn spawn(start: Start) -> Result<libc::pid_t, String> {
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `Start` below, alive and unchanged while the
+        // parent is suspended (CLONE_VFORK).
+        let s = unsafe { &*(arg as *const Start) };
+        // SAFETY: a bitwise copy of the ruleset (a descriptor and plain
+        // flags, no heap memory): it is consumed here and closes the
+        // descriptor in this child's table; the parent drops its own.
+        let ruleset = unsafe { std::ptr::read(&s.ruleset) };
+        // SAFETY: the child before exec; `child` touches no memory but its
+        // own stack, and the parent waits.
+        unsafe {
+            child(
+                s.path, s.argv, s.envp, s.keep, s.err, ruleset, s.required, s.trace, s.cache,
+            )
+        }
+    }
+    let mut stack = vec![0u8; STACK];
+    // The stack grows down from its (16-byte aligned) end.
+    let top = (stack.as_mut_ptr() as usize + STACK) & !15;
+    // SAFETY: a stack of our own for the child, and `start` outlives it
+    // (the call returns once the child has exec'd or exited).
+    let pid = unsafe {
+        libc::clone(
+            entry,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &start as *const Start as *mut libc::c_void,
+        )
+    };
+    if pid < 0 {
+        return Err(format!("clone: {}", std::io::Error::last_os_error()));
+    }
+    drop(stack);
+    Ok(pid)
+}
+
+/// The child: runs only syscalls until exec. Reports failures on
 /// `err` as a tag byte and an errno.
 ///
 /// # Safety
-/// Only in the child of `fork`, before anything else: it allocates nothing
-/// (another thread of the parent could have held the allocator's lock), and
+/// Only in the child ([`spawn`]), before anything else: it allocates and
+/// writes nothing outside its own stack (the memory is the parent's), and
 /// `argv` and `envp` must be NULL-terminated arrays of C strings.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn child(
+unsafe fn child(
     path: &CString,
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
