@@ -57,8 +57,9 @@ int openat64(int dirfd, const char *path, int flags, ...) {
 #include <stddef.h>
 
 extern char **environ;
-int fsguard_execve(const char *path, char *const argv[], char *const envp[]);
-int fsguard_execvpe(const char *file, char *const argv[], char *const envp[]);
+int fsguard_execl(const char *path, char *const argv[], char *const envp[]);
+int fsguard_execle(const char *path, char *const argv[], char *const envp[]);
+int fsguard_execlp(const char *file, char *const argv[], char *const envp[]);
 int fsguard_dlopen_check(const char *name);
 
 /* Counts the arguments after `arg` up to the terminating NULL. */
@@ -82,7 +83,7 @@ int execl(const char *path, const char *arg, ...) {
     for (size_t i = 1; i <= n; i++)
         argv[i] = va_arg(ap, const char *);
     va_end(ap);
-    return fsguard_execve(path, (char *const *)argv, environ);
+    return fsguard_execl(path, (char *const *)argv, environ);
 }
 
 int execlp(const char *file, const char *arg, ...) {
@@ -95,7 +96,7 @@ int execlp(const char *file, const char *arg, ...) {
     for (size_t i = 1; i <= n; i++)
         argv[i] = va_arg(ap, const char *);
     va_end(ap);
-    return fsguard_execvpe(file, (char *const *)argv, environ);
+    return fsguard_execlp(file, (char *const *)argv, environ);
 }
 
 /* execle: the environment follows the NULL that ends the arguments. */
@@ -110,7 +111,7 @@ int execle(const char *path, const char *arg, ...) {
         argv[i] = va_arg(ap, const char *);
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    return fsguard_execve(path, (char *const *)argv, envp);
+    return fsguard_execle(path, (char *const *)argv, envp);
 }
 
 /* dlopen: checked, then a tail call to the real dlopen, which finds its

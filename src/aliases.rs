@@ -18,12 +18,14 @@ use fsguard_policy::{Access, Rule};
 use libc::{mode_t, AT_FDCWD, FILE};
 
 use crate::entry::Pre;
+use crate::exec::exec_check;
 use crate::guard::{self, set_errno, CArg};
 use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
+const EXEC: Option<Access> = Some(Access::Exec);
 /// A metadata read: checked only when `hide_outside` is set.
 const META: Option<Access> = None;
 
@@ -115,6 +117,33 @@ hooks! {
         fail (),
         check fn gmon_check(each_gmon_out_name: CArg<'_>)
             [WRITE, Follow::NoFollow, AT_FDCWD, each_gmon_out_name, false];
+    /// popen's old name.
+    "_IO_popen" as "popen"
+    fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE,
+        answer {
+            // SAFETY: popen's contract.
+            unsafe { crate::exec::run_popen(io_popen_check, cmd.as_ptr(), mode.as_ptr()) }
+        },
+        check fn io_popen_check() by exec_check [EXEC, Follow::Yes, AT_FDCWD, CArg::of(c"/bin/sh"), false];
+    /// popen's worker, which fills a FILE the caller allocated with libio's
+    /// private layout. Running the shell needs the child's environment,
+    /// which only an `environ` swap could give glibc's worker: the shell is
+    /// checked (traced as ever), then the call fails with `ENOSYS`.
+    "_IO_proc_open" as "popen"
+    fn _IO_proc_open(fp: *mut FILE, cmd: *const c_char, mode: *const c_char) -> *mut FILE,
+        answer {
+            set_errno(io_proc_open_check().err().unwrap_or(libc::ENOSYS));
+            std::ptr::null_mut()
+        },
+        check fn io_proc_open_check() by exec_check [EXEC, Follow::Yes, AT_FDCWD, CArg::of(c"/bin/sh"), false];
+    /// `GLIBC_PRIVATE`: system's internal name.
+    "__libc_system" as "system"
+    fn __libc_system(cmd: *const c_char) -> c_int,
+        answer {
+            // SAFETY: system's contract: cmd NULL or a C string.
+            unsafe { crate::exec::run_system(libc_system_check, cmd.as_ptr()) }
+        },
+        check fn libc_system_check() by exec_check [EXEC, Follow::Yes, AT_FDCWD, CArg::of(c"/bin/sh"), false];
 }
 
 /// `GMON_OUT_PREFIX.<pid>` (or nothing) in `buf`, NUL-terminated.
@@ -167,49 +196,6 @@ fn gmon_pre(check: fn(CArg<'_>) -> Result<(), c_int>) -> Pre<(), ()> {
     Pre::Answer(())
 }
 
-/// `_IO_popen`: popen's old name.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn _IO_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
-    // SAFETY: the caller's arguments.
-    unsafe { crate::exec::run_popen("popen", cmd, mode) }
-}
-
-/// `_IO_proc_open`: popen's worker, which fills a FILE the caller allocated
-/// with libio's private layout. Running the shell needs the child's
-/// environment, which only an `environ` swap could give glibc's worker: the
-/// shell is checked (traced as ever), then the call fails with `ENOSYS`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn _IO_proc_open(
-    _fp: *mut FILE,
-    _cmd: *const c_char,
-    _mode: *const c_char,
-) -> *mut FILE {
-    let e = crate::exec::shell_check("popen")
-        .err()
-        .unwrap_or(libc::ENOSYS);
-    set_errno(e);
-    std::ptr::null_mut()
-}
-
-/// `__libc_system` (`GLIBC_PRIVATE`): system's internal name.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn __libc_system(cmd: *const c_char) -> c_int {
-    // SAFETY: the caller's argument.
-    unsafe { crate::exec::run_system("system", cmd) }
-}
-
 /// dlmopen: `0` to go ahead, else the errno of a refusal (traced). The base
 /// namespace is dlopen; any other would load a libc of its own, unhooked.
 ///
@@ -237,7 +223,6 @@ pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char
     }
 }
 
-const SHELL: &[CheckInfo] = &[chk("EXEC", "Follow::Yes", "AT_FDCWD", "\"/bin/sh\"")];
 const LOOKUP: &[CheckInfo] = &[chk(
     "—",
     "-",
@@ -246,13 +231,11 @@ const LOOKUP: &[CheckInfo] = &[chk(
 )];
 
 /// The hooks written out above and in shim/shim.c. They stay out of the
-/// `hooks!` table: popen's and system's check is the exec code's shell
-/// check (`crate::exec`), and the dl* lookups are C (they must keep their
-/// caller's return address).
+/// `hooks!` tables: `dlsym`, `dlvsym` and `dlmopen` are C, which must keep
+/// their caller's return address for the real call's tail jump, and check
+/// no path of theirs (a lookup by name; dlmopen refuses a namespace
+/// whatever the path, and in the base namespace is dlopen's row).
 pub static ALIASES_CUSTOM: &[HookInfo] = &[
-    row("_IO_popen", "popen", SHELL),
-    row("_IO_proc_open", "popen", SHELL),
-    row("__libc_system", "system", SHELL),
     row("dlsym", "dlsym", LOOKUP),
     row("dlvsym", "dlvsym", LOOKUP),
     row(

@@ -80,6 +80,13 @@ fn dirfd(e: &str) -> String {
 }
 
 fn path(e: &str) -> String {
+    // A fixed path, `CArg::of(c"/bin/sh")`: the path itself.
+    if let Some(lit) = e
+        .strip_prefix("CArg::of(c")
+        .and_then(|l| l.strip_suffix(')'))
+    {
+        return code(lit);
+    }
     match e {
         "CArg::NULL" => "—".into(),
         other => code(other),
@@ -137,6 +144,13 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
         s += "| symbol | trace name | access | last component | relative to | path argument |\n";
         s += "|---|---|---|---|---|---|\n";
         for h in table.iter() {
+            if h.checks.is_empty() {
+                s += &format!(
+                    "| `{}` | `{}` | — | — | — | (no check) |\n",
+                    h.symbol, h.call
+                );
+                continue;
+            }
             s += &format!(
                 "| `{}` | `{}` | {} | {} | {} | {} |\n",
                 h.symbol,

@@ -50,6 +50,11 @@ as_is!(
 );
 as_is!(*const libc::timeval, *const libc::utimbuf);
 as_is!(*const libc::sockaddr, *const *mut c_char);
+as_is!(
+    *const *const c_char,
+    *const libc::posix_spawn_file_actions_t,
+    *const libc::posix_spawnattr_t
+);
 
 /// A `syscall(2)` argument as the type of the libc function's parameter in
 /// the same place.
@@ -148,6 +153,17 @@ impl<T> HookArg for *mut T {
 /// check list, with the raw arguments cast to the row's parameter types.
 /// A table that has such rows names their [`Syscalls`] after its own name
 /// (`table T, syscalls T_SYS;`).
+///
+/// `answer expr`, for a call whose work is more than one real call (the
+/// exec family: a `PATH` search, the child's environment): the exported
+/// function is `expr` (of the call's return type) over the typed
+/// arguments, and nothing else. The row takes no `fail` (its code answers
+/// every case), nor `real`, `fast`, `pre`, `via`, `act` or `post`; its
+/// checks are its `check fn`, which `expr` calls, or none (`check []`: the
+/// row only documents the hook). `check fn name(params) by checker [...]`
+/// checks with `checker(call, &targets)` instead of
+/// [`crate::guard::check`] (the exec check also checks `#!` interpreters
+/// and programs the library cannot follow).
 ///
 /// A common row (neither `pre`, `post` nor `check fn`) expands to the same
 /// code as before these existed: the hot path pays nothing for them.
@@ -322,6 +338,41 @@ macro_rules! hooks {
             r
         }
     };
+    // A row whose `answer` does the call: its check function, if any, and
+    // the exported function.
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [], fast [], pre [answer $answer:expr], via [],
+        act [], post [], fail, checkfn $checkfn:tt, check $checks:tt) => {
+        hooks!(@answercheck [$($cfg)?] $symbol, $call, $checkfn, $checks);
+
+        $(#[cfg($cfg)])?
+        $($doc)*
+        ///
+        /// # Safety
+        /// As for the C function: its pointer arguments valid as it
+        /// requires (a C string NUL-terminated, NULL only where it
+        /// accepts NULL).
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+            hooks!(@typed $($arg),*);
+            $answer
+        }
+    };
+    (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [], []) => {};
+    (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [$cf:ident ($($cx:ident: $cxt:ty),*) $(by $by:path)?],
+        [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
+        $(#[cfg($cfg)])?
+        fn $cf($($cx: $cxt),*) -> Result<(), std::ffi::c_int> {
+            hooks!(@checker [$($by)?])($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
+        }
+    };
+    (@checker []) => {
+        crate::guard::check
+    };
+    (@checker [$by:path]) => {
+        $by
+    };
     // A row's system call, one `if` of its table's `syscall(2)` check.
     (@sys $nr:ident, $args:ident, [], $($rest:tt)*) => {};
     (@sys $nr:ident, $args:ident, [$(#[cfg($scfg:meta)])? $sys:ident], $call:literal,
@@ -392,17 +443,18 @@ macro_rules! hooks {
         $(, real $realty:ty = ($($rarg:expr),* $(,)?))?
         $(, fast $fast:expr)?
         $(, pre |$p:ident| $pre:expr)?
+        $(, answer $answer:expr)?
         $(, via $vpath:ident)?
         $(, act |$t:ident| $act:expr)?
         $(, post |$r:ident| $post:expr)?
-        , fail $fail:expr
-        , check $(fn $cf:ident($($cx:ident: $cxt:ty),* $(,)?))?
+        $(, fail $fail:expr)?
+        , check $(fn $cf:ident($($cx:ident: $cxt:ty),* $(,)?) $(by $by:path)?)?
           [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);* $(;)?];
     )*) => {
         $(
             hooks!(@hook [$($cfg)?] [$(#[doc = $doc])*] $symbol, $call, $export, ($($arg: $argty),*) -> $ret,
-                real [$($realty = ($($rarg),*))?], fast [$($fast)?], pre [$(|$p| $pre)?], via [$($vpath)?],
-                act [$(|$t| $act)?], post [$(|$r| $post)?], fail $fail, checkfn [$($cf ($($cx: $cxt),*))?],
+                real [$($realty = ($($rarg),*))?], fast [$($fast)?], pre [$(|$p| $pre)? $(answer $answer)?], via [$($vpath)?],
+                act [$(|$t| $act)?], post [$(|$r| $post)?], fail $($fail)?, checkfn [$($cf ($($cx: $cxt),*) $(by $by)?)?],
                 check [$($access, $follow, $dirfd, $path, $moves);*]);
         )*
 

@@ -28,26 +28,14 @@ impl Unguarded {
     }
 }
 
-/// The exec check: the program's `exec` access, then whether the library
-/// can follow it. `Err(errno)` refuses the exec.
-pub(super) fn exec_check(
-    call: &'static str,
-    dirfd: c_int,
-    path: CArg<'_>,
-    follow: Follow,
-) -> Result<(), c_int> {
-    guard::check(
-        call,
-        &[Target {
-            access: Some(Access::Exec),
-            follow,
-            dirfd,
-            path,
-            moves: false,
-        }],
-    )?;
-    check_interpreters(call, dirfd, path, follow)?;
-    unguarded(call, dirfd, path, follow)
+/// The exec check of a row's one target, the program: its access (`exec`),
+/// each `#!` interpreter it runs, then whether the library can follow it.
+/// `Err(errno)` refuses the exec. The `by` of the exec rows' `check fn`.
+pub(crate) fn exec_check(call: &'static str, targets: &[Target<'_>; 1]) -> Result<(), c_int> {
+    guard::check(call, targets)?;
+    let [t] = targets;
+    check_interpreters(call, t.dirfd, t.path, t.follow)?;
+    unguarded(call, t.dirfd, t.path, t.follow)
 }
 
 /// The `unguarded_exec` setting applied to a program the library cannot

@@ -438,7 +438,12 @@ hooks! {
         check [crate::hooks::open_access(flags), crate::hooks::open_follow(flags), dirfd, path, false];
 }
 
-/// posix_spawn's file actions, as checked at spawn time.
+/// posix_spawn's file actions, as checked at spawn time. Kept by hand: no
+/// row is a hooked call (glibc's `posix_spawn_file_actions_add*` are left
+/// alone) but a check made inside `posix_spawn` or `posix_spawnp`. The
+/// chdir checks use the spawning call's trace name, which a `check fn`
+/// (one fixed name) cannot give; the open action's check is the
+/// [`SPAWN_OPEN`] row's, which the reference does not list under `openat`.
 pub static SPAWN_TABLE: &[HookInfo] = &[
     HookInfo {
         symbol: "posix_spawn_file_actions_addopen",

@@ -1,31 +1,38 @@
-//! The exec family: execve, execv, execvp, execvpe, execveat, fexecve
-//! (and the shim's execl* through them), with glibc's `PATH` search done
-//! here so the program run is the program checked; dlopen's check.
+//! The exec family's work behind its rows in [`super::EXEC_TABLE`]: the
+//! real exec with the child's environment, glibc's `PATH` search done here
+//! so the program run is the program checked, dlopen's check.
 
 use std::ffi::{c_char, c_int, CStr};
 
-use fsguard_policy::{program, Access};
-use libc::AT_FDCWD;
+use fsguard_policy::program;
 
-use super::check::exec_check;
-use super::env::{entries, environ, with_env};
+use super::env::{entries, with_env};
 use super::Argv;
-use crate::guard::{self, set_errno, CArg, Target};
-use crate::hooks::at_follow;
+use crate::guard::{self, set_errno, CArg};
 use crate::real::real;
-use crate::resolve::{Follow, Spill, PATH_CAP};
+use crate::resolve::{Spill, PATH_CAP};
 
 type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
 type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
 type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
 
-/// The exec check, then the real execve with the child's environment.
+/// A row's check of one program path.
+pub(super) trait PathCheck: Fn(CArg<'_>) -> Result<(), c_int> + Copy {}
+impl<F: Fn(CArg<'_>) -> Result<(), c_int> + Copy> PathCheck for F {}
+
+/// The exec check (the row's), then the real execve with the child's
+/// environment.
 ///
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
-unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
-    if let Err(e) = exec_check(call, AT_FDCWD, path, Follow::Yes) {
+pub(super) unsafe fn exec_path(
+    check: impl PathCheck,
+    path: CArg<'_>,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    if let Err(e) = check(path) {
         set_errno(e);
         return -1;
     }
@@ -41,40 +48,6 @@ unsafe fn exec_path(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) 
 fn fail(e: c_int) -> c_int {
     set_errno(e);
     -1
-}
-
-/// execve(2). Also the target of the shim's `execl` and `execle`.
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fsguard_execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded, under execve's contract.
-    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
-}
-
-/// execve(2).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded, under execve's contract.
-    unsafe { exec_path("execve", CArg::new(path), argv, envp) }
-}
-
-/// execv(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment, under execv's
-    // contract.
-    unsafe { exec_path("execve", CArg::new(path), argv, environ) }
 }
 
 /// The `PATH` glibc searches: the caller's, else the default.
@@ -117,23 +90,28 @@ pub(super) fn join<'a, const N: usize>(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
-unsafe fn script(call: &'static str, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+unsafe fn script(check: impl PathCheck, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
     // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
     args.extend(unsafe { entries(argv) }.skip(1));
     args.push(std::ptr::null());
     // SAFETY: forwarded.
-    unsafe { exec_path(call, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
+    unsafe { exec_path(check, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
 }
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
-/// checked; EACCES remembered, "not there" errors skipped.
+/// checked (by the row's `check`); EACCES remembered, "not there" errors
+/// skipped.
 ///
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
-unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
-    const CALL: &str = "execvp";
+pub(super) unsafe fn exec_search(
+    check: impl PathCheck,
+    file: CArg<'_>,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
     let Some(name) = file.get() else {
         set_errno(libc::EFAULT);
         return -1;
@@ -146,9 +124,9 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     if name.contains(&b'/') {
         // SAFETY: forwarded.
         unsafe {
-            exec_path(CALL, file, argv, envp);
+            exec_path(check, file, argv, envp);
             if guard::errno() == libc::ENOEXEC {
-                script(CALL, file, argv, envp);
+                script(check, file, argv, envp);
             }
         }
         return -1;
@@ -160,13 +138,13 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
             continue;
         };
         // SAFETY: forwarded.
-        unsafe { exec_path(CALL, CArg::of(cand), argv, envp) };
+        unsafe { exec_path(check, CArg::of(cand), argv, envp) };
         match guard::errno() {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             libc::ENOEXEC => {
                 // SAFETY: forwarded.
-                return unsafe { script(CALL, CArg::of(cand), argv, envp) };
+                return unsafe { script(check, CArg::of(cand), argv, envp) };
             }
             _ => return -1,
         }
@@ -175,56 +153,21 @@ unsafe fn exec_search(file: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
     -1
 }
 
-/// execvpe(3). Also the target of the shim's `execlp`.
+/// execveat(2) after the row's check (`checked`): the real call with the
+/// child's environment.
 ///
 /// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fsguard_execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded, under execvpe's contract.
-    unsafe { exec_search(CArg::new(file), argv, envp) }
-}
-
-/// execvpe(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    // SAFETY: forwarded, under execvpe's contract.
-    unsafe { exec_search(CArg::new(file), argv, envp) }
-}
-
-/// execvp(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
-    // SAFETY: forwarded with the process's environment, under execvp's
-    // contract.
-    unsafe { exec_search(CArg::new(file), argv, environ) }
-}
-
-/// execveat(2).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn execveat(
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+pub(super) unsafe fn execveat_checked(
+    checked: Result<(), c_int>,
     dirfd: c_int,
-    path: *const c_char,
+    path: CArg<'_>,
     argv: Argv,
     envp: Argv,
     flags: c_int,
 ) -> c_int {
-    // SAFETY: execveat's path is NULL or a C string (its contract).
-    let arg = unsafe { CArg::new(path) };
-    if let Err(e) = exec_check("execveat", dirfd, arg, at_follow(flags, arg)) {
+    if let Err(e) = checked {
         set_errno(e);
         return -1;
     }
@@ -233,18 +176,23 @@ pub unsafe extern "C" fn execveat(
         return -1;
     };
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(dirfd, arg.as_ptr(), argv, env, flags)) }
+    unsafe { with_env(envp, |env| real(dirfd, path.as_ptr(), argv, env, flags)) }
         .unwrap_or_else(fail)
 }
 
-/// fexecve(3).
+/// fexecve(3) after the row's check (`checked`): the real call with the
+/// child's environment.
 ///
 /// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
-    if let Err(e) = exec_check("fexecve", fd, CArg::NULL, Follow::Fd) {
+/// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
+/// C strings).
+pub(super) unsafe fn fexecve_checked(
+    checked: Result<(), c_int>,
+    fd: c_int,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    if let Err(e) = checked {
         set_errno(e);
         return -1;
     }
@@ -256,27 +204,14 @@ pub unsafe extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
     unsafe { with_env(envp, |env| real(fd, argv, env)) }.unwrap_or_else(fail)
 }
 
-/// dlopen(3) of a file named by path (with a `/`) loads code from it: an
-/// `exec` check. The shim's `dlopen` calls this, then tail-calls the real
-/// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
-///
-/// # Safety
-/// `name` must be NULL or a C string (dlopen's own contract).
-#[no_mangle]
-pub unsafe extern "C" fn fsguard_dlopen_check(name: *const c_char) -> c_int {
-    // SAFETY: dlopen's name is NULL or a C string (its contract).
-    let name = unsafe { CArg::new(name) };
+/// dlopen(3) of a file named by path (with a `/`) loads code from it: the
+/// row's check, else 0 (the shim's `dlopen` then tail-calls the real one,
+/// so that the caller's RUNPATH and `$ORIGIN` still apply).
+pub(super) fn dlopen_checked(check: impl PathCheck, name: CArg<'_>) -> c_int {
     if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
         return 0;
     }
-    let t = Target {
-        access: Some(Access::Exec),
-        follow: Follow::Yes,
-        dirfd: AT_FDCWD,
-        path: name,
-        moves: false,
-    };
-    match guard::check("dlopen", &[t]) {
+    match check(name) {
         Ok(()) => 0,
         Err(e) => e,
     }

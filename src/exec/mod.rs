@@ -17,11 +17,13 @@
 //! set-id without `no_new_privs`: the loader drops `LD_PRELOAD`) is handled
 //! by the `unguarded_exec` setting: warn (a trace line), deny, or allow.
 //!
-//! Where each part lives: [`env`] builds the child's environment, [`check`]
-//! is the exec check (`#!` interpreters, static and set-id programs),
-//! [`hooks`] the exec family and `PATH` search, [`spawn`] posix_spawn,
-//! [`file_actions`] its file actions, [`shell`] system, popen and pclose.
-//! The table below lists them all.
+//! Every hook is a row of [`EXEC_TABLE`] below (`answer` rows: the row
+//! declares the check, its code does the call), which is also their
+//! reference. Where the work lives: [`env`] builds the child's environment,
+//! [`check`] is the exec check (`#!` interpreters, static and set-id
+//! programs), [`hooks`] the exec family's real calls and `PATH` search,
+//! [`spawn`] posix_spawn, [`file_actions`] its file actions, [`shell`]
+//! system, popen and pclose.
 
 mod check;
 mod env;
@@ -30,97 +32,161 @@ mod hooks;
 mod shell;
 mod spawn;
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 
-use crate::hooks::{CheckInfo, HookInfo};
+use fsguard_policy::Access;
+use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
 
+use crate::guard::CArg;
+use crate::hooks::at_follow;
+use crate::resolve::Follow;
+use env::environ;
+
+pub(crate) use check::exec_check;
 pub(crate) use env::init;
 pub use file_actions::{SPAWN_OPEN, SPAWN_TABLE};
-pub use hooks::{
-    execv, execve, execveat, execvp, execvpe, fexecve, fsguard_dlopen_check, fsguard_execve,
-    fsguard_execvpe,
-};
-pub use shell::{pclose, popen, system};
-pub(crate) use shell::{run_popen, run_system, shell_check};
-pub use spawn::{posix_spawn, posix_spawnp};
+pub(crate) use shell::{run_popen, run_system};
 
 /// A NULL-terminated array of C strings (argv, envp).
 type Argv = *const *const c_char;
 
-const fn exec_info(symbol: &'static str, call: &'static str, path: &'static str) -> HookInfo {
-    HookInfo {
-        symbol,
-        call,
-        checks: match path.as_bytes() {
-            b"fd" => &[CheckInfo {
-                access: "EXEC",
-                follow: "Follow::Fd",
-                dirfd: "fd",
-                path: "NULL",
-            }],
-            b"dirfd" => &[CheckInfo {
-                access: "EXEC",
-                follow: "at_follow(flags, path)",
-                dirfd: "dirfd",
-                path: "path",
-            }],
-            b"/bin/sh" => &[CheckInfo {
-                access: "EXEC",
-                follow: "Follow::Yes",
-                dirfd: "AT_FDCWD",
-                path: "\"/bin/sh\"",
-            }],
-            b"PATH" => &[CheckInfo {
-                access: "EXEC",
-                follow: "Follow::Yes",
-                dirfd: "AT_FDCWD",
-                path: "each PATH candidate",
-            }],
-            b"slash" => &[CheckInfo {
-                access: "EXEC",
-                follow: "Follow::Yes",
-                dirfd: "AT_FDCWD",
-                path: "name, if it contains a '/'",
-            }],
-            _ => &[CheckInfo {
-                access: "EXEC",
-                follow: "Follow::Yes",
-                dirfd: "AT_FDCWD",
-                path: "path",
-            }],
-        },
-    }
-}
+/// A program run or code loaded: decided as a read.
+const EXEC: Option<Access> = Some(Access::Exec);
 
-/// The exec hooks, described like [`crate::hooks::TABLE`]. Every one but
-/// `dlopen` also replaces the child's environment and applies
-/// `unguarded_exec`.
-pub static EXEC_TABLE: &[HookInfo] = &[
-    exec_info("execve", "execve", "path"),
-    exec_info("execv", "execve", "path"),
-    exec_info("execl", "execve", "path"),
-    exec_info("execle", "execve", "path"),
-    exec_info("execvp", "execvp", "PATH"),
-    exec_info("execvpe", "execvp", "PATH"),
-    exec_info("execlp", "execvp", "PATH"),
-    exec_info("execveat", "execveat", "dirfd"),
-    exec_info("fexecve", "fexecve", "fd"),
-    exec_info("posix_spawn", "posix_spawn", "path"),
-    exec_info("posix_spawnp", "posix_spawnp", "PATH"),
-    exec_info("system", "system", "/bin/sh"),
-    exec_info("popen", "popen", "/bin/sh"),
-    HookInfo {
-        symbol: "pclose",
-        call: "pclose",
-        checks: &[CheckInfo {
-            access: "—",
-            follow: "-",
-            dirfd: "-",
-            path: "(no check: closes a stream popen made here and waits for its child)",
-        }],
-    },
-    exec_info("dlopen", "dlopen", "slash"),
-];
+hooks! {
+    table EXEC_TABLE;
+    /// execve(2).
+    "execve" as "execve"
+    fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: execve's contract: argv and envp NULL-terminated
+            // arrays of C strings.
+            unsafe { hooks::exec_path(execve_check, path, argv, envp) }
+        },
+        check fn execve_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
+    /// execv(3): execve with the process's environment.
+    "execv" as "execve"
+    fn execv(path: *const c_char, argv: Argv) -> c_int,
+        answer {
+            // SAFETY: execv's contract, and the process's own environ.
+            unsafe { hooks::exec_path(execv_check, path, argv, environ) }
+        },
+        check fn execv_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
+    /// execl(3): the variadic `execl` in shim/shim.c calls this with its
+    /// arguments collected and the process's environ.
+    "execl" as "execve"
+    fn fsguard_execl(path: *const c_char, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: argv collected by the shim, envp the process's environ.
+            unsafe { hooks::exec_path(execl_check, path, argv, envp) }
+        },
+        check fn execl_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
+    /// execle(3), through shim/shim.c as execl.
+    "execle" as "execve"
+    fn fsguard_execle(path: *const c_char, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: argv collected by the shim; execle's envp.
+            unsafe { hooks::exec_path(execle_check, path, argv, envp) }
+        },
+        check fn execle_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
+    /// execvp(3): glibc's `PATH` search, done here.
+    "execvp" as "execvp"
+    fn execvp(file: *const c_char, argv: Argv) -> c_int,
+        answer {
+            // SAFETY: execvp's contract, and the process's own environ.
+            unsafe { hooks::exec_search(execvp_check, file, argv, environ) }
+        },
+        check fn execvp_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    "execvpe" as "execvp"
+    fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: execvpe's contract.
+            unsafe { hooks::exec_search(execvpe_check, file, argv, envp) }
+        },
+        check fn execvpe_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    /// execlp(3), through shim/shim.c as execl.
+    "execlp" as "execvp"
+    fn fsguard_execlp(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: argv collected by the shim, envp the process's environ.
+            unsafe { hooks::exec_search(execlp_check, file, argv, envp) }
+        },
+        check fn execlp_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    "execveat" as "execveat"
+    fn execveat(dirfd: c_int, path: *const c_char, argv: Argv, envp: Argv, flags: c_int) -> c_int,
+        answer {
+            let checked = execveat_check(dirfd, path, flags);
+            // SAFETY: execveat's contract.
+            unsafe { hooks::execveat_checked(checked, dirfd, path, argv, envp, flags) }
+        },
+        check fn execveat_check(dirfd: c_int, path: CArg<'_>, flags: c_int) by exec_check
+            [EXEC, at_follow(flags, path), dirfd, path, false];
+    "fexecve" as "fexecve"
+    fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            let checked = fexecve_check(fd);
+            // SAFETY: fexecve's contract.
+            unsafe { hooks::fexecve_checked(checked, fd, argv, envp) }
+        },
+        check fn fexecve_check(fd: c_int) by exec_check [EXEC, Follow::Fd, fd, CArg::NULL, false];
+    /// posix_spawn(3): a relative path is resolved from the child's cwd, as
+    /// its file actions leave it.
+    "posix_spawn" as "posix_spawn"
+    fn posix_spawn(pid: *mut pid_t, path: *const c_char, fa: *const posix_spawn_file_actions_t,
+        attr: *const posix_spawnattr_t, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: posix_spawn's contract.
+            unsafe { spawn::spawn_path("posix_spawn", posix_spawn_check, pid, path, fa, attr, argv, envp) }
+        },
+        check fn posix_spawn_check(child_cwd: c_int, path: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, child_cwd, path, false];
+    /// posix_spawnp(3): the `PATH` search done here.
+    "posix_spawnp" as "posix_spawnp"
+    fn posix_spawnp(pid: *mut pid_t, file: *const c_char, fa: *const posix_spawn_file_actions_t,
+        attr: *const posix_spawnattr_t, argv: Argv, envp: Argv) -> c_int,
+        answer {
+            // SAFETY: posix_spawnp's contract.
+            unsafe { spawn::spawn_search("posix_spawnp", posix_spawnp_check, pid, file, fa, attr, argv, envp) }
+        },
+        check fn posix_spawnp_check(child_cwd: c_int, each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, child_cwd, each_path_candidate, false];
+    /// system(3), on the real posix_spawn with the child's environment.
+    "system" as "system"
+    fn system(cmd: *const c_char) -> c_int,
+        answer {
+            // SAFETY: system's contract: cmd NULL or a C string.
+            unsafe { run_system(system_check, cmd.as_ptr()) }
+        },
+        check fn system_check() by exec_check [EXEC, Follow::Yes, AT_FDCWD, CArg::of(c"/bin/sh"), false];
+    /// popen(3), on the real posix_spawn with the child's environment.
+    "popen" as "popen"
+    fn popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE,
+        answer {
+            // SAFETY: popen's contract.
+            unsafe { run_popen(popen_check, cmd.as_ptr(), mode.as_ptr()) }
+        },
+        check fn popen_check() by exec_check [EXEC, Follow::Yes, AT_FDCWD, CArg::of(c"/bin/sh"), false];
+    /// pclose(3): no check; closes a stream popen made here and waits for
+    /// its child, any other stream goes to glibc's pclose.
+    "pclose" as "pclose"
+    fn pclose(fp: *mut FILE) -> c_int,
+        answer {
+            // SAFETY: pclose's contract: a stream from popen.
+            unsafe { shell::close_stream(fp) }
+        },
+        check [];
+    /// dlopen(3) of a name with a `/`: the shim's `dlopen` calls this (`0`
+    /// to go ahead, else the errno of a refusal), then tail-calls the real
+    /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.
+    "dlopen" as "dlopen"
+    fn fsguard_dlopen_check(name: *const c_char) -> c_int,
+        answer hooks::dlopen_checked(dlopen_check, name),
+        check fn dlopen_check(name_with_a_slash: CArg<'_>)
+            [EXEC, Follow::Yes, AT_FDCWD, name_with_a_slash, false];
+}
 
 #[cfg(test)]
 mod tests {

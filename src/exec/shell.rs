@@ -1,4 +1,6 @@
-//! system, popen, pclose.
+//! system, popen, pclose: the work behind their rows in
+//! [`super::EXEC_TABLE`] (and glibc's other names for them, in
+//! [`crate::aliases::ALIASES`]).
 //!
 //! glibc's `system` and `popen` spawn `/bin/sh` with the global `environ`
 //! through an internal call no hook sees. Pointing `environ` at the child's
@@ -11,14 +13,12 @@
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
-use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
+use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, FILE};
 
-use super::check::exec_check;
 use super::env::{environ, with_env};
 use super::spawn::SpawnFn;
-use crate::guard::{self, set_errno, CArg};
+use crate::guard::{self, set_errno};
 use crate::real::real;
-use crate::resolve::Follow;
 
 type PcloseFn = unsafe extern "C" fn(*mut FILE) -> c_int;
 
@@ -128,21 +128,20 @@ fn with_sigs<R>(f: impl FnOnce(&mut SigSave) -> R) -> R {
     r
 }
 
-/// The `exec` check of the shell that `call` runs.
-pub(crate) fn shell_check(call: &'static str) -> Result<(), c_int> {
-    exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes)
-}
+/// A row's check of the shell (`/bin/sh`) it runs.
+pub(crate) type ShellCheck = fn() -> Result<(), c_int>;
 
-/// system(3) as glibc 2.36 does it, with the child's environment.
+/// system(3) as glibc 2.36 does it, with the child's environment; the
+/// shell checked by the row's `check`.
 ///
 /// # Safety
 /// `cmd` NULL or a C string.
-pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int {
+pub(crate) unsafe fn run_system(check: ShellCheck, cmd: *const c_char) -> c_int {
     if cmd.is_null() {
         // Only asks whether a shell exists.
         return c_int::from(rustix::fs::access(SHELL_PATH, rustix::fs::Access::EXEC_OK).is_ok());
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
+    if let Err(e) = check() {
         set_errno(e);
         return -1;
     }
@@ -205,17 +204,6 @@ pub(crate) unsafe fn run_system(call: &'static str, cmd: *const c_char) -> c_int
         set_errno(if ret != 0 { ret } else { saved });
         status
     }
-}
-
-/// system(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
-    // SAFETY: the caller's argument.
-    unsafe { run_system("system", cmd) }
 }
 
 /// A stream `popen` made and the child `pclose` waits for. A slot is free
@@ -321,12 +309,12 @@ fn forget(fp: *mut FILE) -> Option<pid_t> {
 }
 
 /// popen(3) as glibc 2.36 does it (`r` or `w`, and `e` for close-on-exec),
-/// with the child's environment.
+/// with the child's environment; the shell checked by the row's `check`.
 ///
 /// # Safety
 /// `cmd` a C string; `mode` NULL or a C string.
 pub(crate) unsafe fn run_popen(
-    call: &'static str,
+    check: ShellCheck,
     cmd: *const c_char,
     mode: *const c_char,
 ) -> *mut FILE {
@@ -349,7 +337,7 @@ pub(crate) unsafe fn run_popen(
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     }
-    if let Err(e) = exec_check(call, AT_FDCWD, CArg::of(SHELL_PATH), Follow::Yes) {
+    if let Err(e) = check() {
         set_errno(e);
         return std::ptr::null_mut();
     }
@@ -419,24 +407,12 @@ pub(crate) unsafe fn run_popen(
     }
 }
 
-/// popen(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
-    // SAFETY: the caller's arguments.
-    unsafe { run_popen("popen", cmd, mode) }
-}
-
 /// pclose(3): closes a stream `popen` made here and waits for its child
 /// (the child's status, or -1); any other stream goes to glibc's pclose.
 ///
 /// # Safety
-/// `stream` must be a stream from `popen` (or one glibc's pclose accepts).
-#[no_mangle]
-pub unsafe extern "C" fn pclose(fp: *mut FILE) -> c_int {
+/// `fp` must be a stream from `popen` (or one glibc's pclose accepts).
+pub(super) unsafe fn close_stream(fp: *mut FILE) -> c_int {
     let Some(pid) = forget(fp) else {
         let Some(real) = real!("pclose", PcloseFn) else {
             set_errno(libc::ENOSYS);

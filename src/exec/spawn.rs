@@ -1,19 +1,24 @@
-//! posix_spawn and posix_spawnp: the program checked (against the child's
-//! last chdir), the file actions done here ([`super::file_actions`]), the
-//! child's envp built before the vfork-style clone.
+//! posix_spawn and posix_spawnp, behind their rows in
+//! [`super::EXEC_TABLE`]: the program checked (against the child's last
+//! chdir), the file actions done here ([`super::file_actions`]), the child's
+//! envp built before the vfork-style clone.
 
 use std::ffi::{c_char, c_int};
 
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t};
 
-use super::check::exec_check;
 use super::env::with_env;
 use super::file_actions::Actions;
 use super::hooks::{join, search_path, CANDIDATE_INLINE};
 use super::Argv;
 use crate::guard::CArg;
 use crate::real::real;
-use crate::resolve::{Follow, Spill};
+use crate::resolve::Spill;
+
+/// A row's check of the program: relative to the child's cwd (as the file
+/// actions leave it), the path.
+pub(super) trait SpawnCheck: Fn(c_int, CArg<'_>) -> Result<(), c_int> + Copy {}
+impl<F: Fn(c_int, CArg<'_>) -> Result<(), c_int> + Copy> SpawnCheck for F {}
 
 pub(super) type SpawnFn = unsafe extern "C" fn(
     *mut pid_t,
@@ -29,8 +34,10 @@ pub(super) type SpawnFn = unsafe extern "C" fn(
 /// # Safety
 /// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
 /// `argv`, `envp` NULL-terminated arrays of C strings).
-unsafe fn spawn_path(
+#[allow(clippy::too_many_arguments)] // posix_spawn's six, the call and its check
+pub(super) unsafe fn spawn_path(
     call: &'static str,
+    check: impl SpawnCheck,
     pid: *mut pid_t,
     path: CArg<'_>,
     fa: *const posix_spawn_file_actions_t,
@@ -44,7 +51,7 @@ unsafe fn spawn_path(
         Err(e) => return e,
     };
     // SAFETY: forwarded.
-    unsafe { spawn_prepared(call, pid, path, &actions, attr, argv, envp) }
+    unsafe { spawn_prepared(check, pid, path, &actions, attr, argv, envp) }
 }
 
 /// posix_spawn with its file actions already done here (see [`Actions`]);
@@ -54,7 +61,7 @@ unsafe fn spawn_path(
 /// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
 /// `argv`, `envp` NULL-terminated arrays of C strings).
 unsafe fn spawn_prepared(
-    call: &'static str,
+    check: impl SpawnCheck,
     pid: *mut pid_t,
     path: CArg<'_>,
     actions: &Actions,
@@ -62,7 +69,7 @@ unsafe fn spawn_prepared(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    if let Err(e) = exec_check(call, actions.cwd, path, Follow::Yes) {
+    if let Err(e) = check(actions.cwd, path) {
         return e;
     }
     let Some(real) = real!("posix_spawn", SpawnFn) else {
@@ -74,43 +81,24 @@ unsafe fn spawn_prepared(
         .unwrap_or_else(|e| e)
 }
 
-/// posix_spawn(3).
-///
-/// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn posix_spawn(
-    pid: *mut pid_t,
-    path: *const c_char,
-    fa: *const posix_spawn_file_actions_t,
-    attr: *const posix_spawnattr_t,
-    argv: Argv,
-    envp: Argv,
-) -> c_int {
-    // SAFETY: forwarded, under posix_spawn's contract.
-    unsafe { spawn_path("posix_spawn", pid, CArg::new(path), fa, attr, argv, envp) }
-}
-
 /// posix_spawnp(3): the `PATH` search done here, so the program spawned is
-/// the program checked; each candidate goes through `posix_spawn`. The file
-/// actions are done once, for all candidates.
+/// the program checked (by the row's `check`); each candidate goes through
+/// `posix_spawn`. The file actions are done once, for all candidates.
 ///
 /// # Safety
-/// As for the C function: its pointer arguments valid as it requires (a
-/// C string NUL-terminated, NULL only where it accepts NULL).
-#[no_mangle]
-pub unsafe extern "C" fn posix_spawnp(
+/// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
+/// `argv`, `envp` NULL-terminated arrays of C strings).
+#[allow(clippy::too_many_arguments)] // posix_spawnp's six, the call and its check
+pub(super) unsafe fn spawn_search(
+    call: &'static str,
+    check: impl SpawnCheck,
     pid: *mut pid_t,
-    file: *const c_char,
+    file: CArg<'_>,
     fa: *const posix_spawn_file_actions_t,
     attr: *const posix_spawnattr_t,
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    const CALL: &str = "posix_spawnp";
-    // SAFETY: posix_spawnp's file is NULL or a C string (its contract).
-    let file = unsafe { CArg::new(file) };
     let Some(name) = file.get() else {
         return libc::EFAULT;
     };
@@ -119,13 +107,13 @@ pub unsafe extern "C" fn posix_spawnp(
         return libc::ENOENT;
     }
     // SAFETY: the caller's file actions.
-    let actions = match unsafe { Actions::prepare(CALL, fa) } {
+    let actions = match unsafe { Actions::prepare(call, fa) } {
         Ok(a) => a,
         Err(e) => return e,
     };
     if name.contains(&b'/') {
         // SAFETY: forwarded.
-        return unsafe { spawn_prepared(CALL, pid, file, &actions, attr, argv, envp) };
+        return unsafe { spawn_prepared(check, pid, file, &actions, attr, argv, envp) };
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
@@ -143,7 +131,7 @@ pub unsafe extern "C" fn posix_spawnp(
             Err(_) => continue,
         }
         // SAFETY: forwarded.
-        match unsafe { spawn_prepared(CALL, pid, CArg::of(cand), &actions, attr, argv, envp) } {
+        match unsafe { spawn_prepared(check, pid, CArg::of(cand), &actions, attr, argv, envp) } {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             r => return r,
