@@ -11,6 +11,7 @@
 /// The next definition of `$name` after this library, as a `$ty` function
 /// pointer; `None` if there is none. Looked up on first use and cached in an
 /// atomic, so it works before the constructor and after fork.
+#[cfg(not(target_os = "macos"))]
 macro_rules! real {
     ($name:expr, $ty:ty) => {{
         use std::sync::atomic::{AtomicPtr, Ordering};
@@ -32,6 +33,26 @@ macro_rules! real {
             // signature `$ty` spells out.
             Some(unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(p) })
         }
+    }};
+}
+
+/// The original `$name`, as a `$ty` function pointer (always `Some`): on
+/// Darwin the library's own reference to a libc symbol is bound to libc's
+/// definition and dyld leaves it alone (an image's `__interpose` pairs do
+/// not apply to calls the image itself makes), so the original is linked,
+/// not looked up. The declared type is a placeholder: `$ty` is the
+/// signature the call uses.
+#[cfg(target_os = "macos")]
+macro_rules! real {
+    ($name:expr, $ty:ty) => {{
+        #[allow(clashing_extern_declarations)] // one placeholder type for every symbol
+        extern "C" {
+            #[link_name = $name]
+            fn original();
+        }
+        // SAFETY: the symbol is the libc function of this name, whose C
+        // signature `$ty` spells out.
+        Some(unsafe { std::mem::transmute::<unsafe extern "C" fn(), $ty>(original) })
     }};
 }
 
