@@ -1,12 +1,12 @@
-//! The real libc functions, found once through the platform seam
-//! ([`crate::sys::next_symbol`]).
+//! The real libc functions.
 //!
 //! On Linux the library overrides libc's symbols by being loaded first, and
-//! the real function is the next definition (`dlsym(RTLD_NEXT)`). On Darwin
-//! the loader rewires calls through the library's `__DATA,__interpose`
-//! pairs instead and leaves the library's own references to the original
-//! alone, so there the seam answers with the original's address straight
-//! from the pair (see docs/macos.md).
+//! the real function is the next definition (`dlsym(RTLD_NEXT)`, through
+//! the platform seam's `next_symbol`), found once. On Darwin the loader
+//! rewires calls through the library's `__DATA,__interpose` pairs instead
+//! and leaves the library's own references to the original alone, so there
+//! `real!` links the original directly, the symbol the pair names (see
+//! docs/macos.md).
 
 /// The next definition of `$name` after this library, as a `$ty` function
 /// pointer; `None` if there is none. Looked up on first use and cached in an

@@ -3,7 +3,8 @@
 //!
 //! The resolver, the guard, the trace, the exec checks and the hook tables
 //! call `sys::…` for these and nothing else; each backend (`linux`, and
-//! `darwin`, checked but not yet run) provides every item re-exported below, with the same meaning.
+//! `darwin`, checked but not yet run) provides every item re-exported
+//! below, with the same meaning.
 //! The wrappers are `#[inline]`, so on Linux the hot path compiles to the
 //! same system calls as before the seam. docs/macos.md says what each item
 //! becomes on Darwin and what is left to write there.
@@ -29,6 +30,7 @@
 //! - the process: [`exe_path`], the running program's path;
 //!   [`open_parent_fd`], the parent's fd of a number, opened again;
 //!   [`no_new_privs`], whether exec honours set-id bits.
+//! - types: [`dev`], a file's device number as one type everywhere.
 
 #[cfg(target_os = "linux")]
 mod linux;
