@@ -51,10 +51,8 @@ fn a_closed_fd_has_no_name() {
     // running in parallel can open it (a number just closed can be reused).
     let mut lim = MaybeUninit::<libc::rlimit>::uninit();
     // SAFETY: getrlimit fills the struct it is given.
-    assert_eq!(
-        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, lim.as_mut_ptr()) },
-        0
-    );
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, lim.as_mut_ptr()) };
+    assert_eq!(r, 0);
     // SAFETY: filled by the successful call above.
     let cur = unsafe { lim.assume_init() }.rlim_cur;
     let raw = i32::try_from(cur).unwrap_or(i32::MAX - 1);
