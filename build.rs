@@ -50,17 +50,20 @@ fn shim_symbols(src: &str) -> Vec<String> {
 /// shim/darwin.c, compiled when a C compiler for the Darwin target is at
 /// hand: a Mac's own, `CC_<target>` or `CC` if set, else `clang` (which
 /// targets Darwin from any host). The file includes only compiler headers,
-/// so no macOS SDK is needed to compile it; without a compiler the C is
-/// left out with a warning (a `cargo check` of the Rust code needs none).
+/// so no macOS SDK is needed to compile it. Off a Mac, without a compiler,
+/// the C is left out with a warning (a `cargo check` of the Rust code needs
+/// none, and nothing links for Darwin there); on a Mac that is an error.
 fn darwin() {
     println!("cargo:rerun-if-changed={DARWIN_SHIM}");
     println!("cargo:rerun-if-changed=build.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
     let host = std::env::var("HOST").unwrap_or_default();
     let mut build = cc::Build::new();
-    let chosen = ["CC", &format!("CC_{}", target.replace('-', "_"))]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
+    let vars = ["CC".to_string(), format!("CC_{}", target.replace('-', "_"))];
+    for v in &vars {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    let chosen = vars.iter().any(|v| std::env::var_os(v).is_some());
     if !host.contains("apple") && !chosen {
         build.compiler("clang");
     }
@@ -77,6 +80,10 @@ fn darwin() {
             println!("cargo:rustc-link-search=native={out}");
             println!("cargo:rustc-link-lib=static:+whole-archive=fsguard_darwin_shim");
         }
+        // On a Mac the library links: without its open and openat it would
+        // let those calls through unchecked, so no library at all.
+        Err(e) if host.contains("apple") => panic!("{DARWIN_SHIM}: {e}"),
+        // Elsewhere nothing links for Darwin (no SDK): a check needs no C.
         Err(e) => println!(
             "cargo:warning={DARWIN_SHIM} not compiled (no C compiler for {target}: {e}); \
              the library's variadic open and openat are not interposed"
