@@ -1,9 +1,11 @@
 //! Compiles the variadic entry points in shim/ and exports them from the
-//! cdylib (rustc's version script exports only Rust symbols).
+//! cdylib (rustc's version script exports only Rust symbols). For a Darwin
+//! target, shim/darwin.c instead, whose interpose pairs need no export.
 
 use std::path::PathBuf;
 
 const SHIM: &str = "shim/shim.c";
+const DARWIN_SHIM: &str = "shim/darwin.c";
 
 /// The functions shim/shim.c defines with external linkage: each must appear
 /// in the library's dynamic table. Read from the definitions themselves (one
@@ -45,7 +47,55 @@ fn shim_symbols(src: &str) -> Vec<String> {
     out
 }
 
+/// shim/darwin.c, compiled when a C compiler for the Darwin target is at
+/// hand: a Mac's own, `CC_<target>` or `CC` if set, else `clang` (which
+/// targets Darwin from any host). The file includes only compiler headers,
+/// so no macOS SDK is needed to compile it. Off a Mac, without a compiler,
+/// the C is left out with a warning (a `cargo check` of the Rust code needs
+/// none, and nothing links for Darwin there); on a Mac that is an error.
+fn darwin() {
+    println!("cargo:rerun-if-changed={DARWIN_SHIM}");
+    println!("cargo:rerun-if-changed=build.rs");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let host = std::env::var("HOST").unwrap_or_default();
+    let mut build = cc::Build::new();
+    let vars = ["CC".to_string(), format!("CC_{}", target.replace('-', "_"))];
+    for v in &vars {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    let chosen = vars.iter().any(|v| std::env::var_os(v).is_some());
+    if !host.contains("apple") && !chosen {
+        build.compiler("clang");
+    }
+    let built = build
+        .file(DARWIN_SHIM)
+        .flag("-ffreestanding")
+        .warnings(true)
+        .opt_level(2)
+        .cargo_metadata(false)
+        .try_compile("fsguard_darwin_shim");
+    match built {
+        Ok(()) => {
+            let out = std::env::var("OUT_DIR").unwrap();
+            println!("cargo:rustc-link-search=native={out}");
+            println!("cargo:rustc-link-lib=static:+whole-archive=fsguard_darwin_shim");
+        }
+        // On a Mac the library links: without its open and openat it would
+        // let those calls through unchecked, so no library at all.
+        Err(e) if host.contains("apple") => panic!("{DARWIN_SHIM}: {e}"),
+        // Elsewhere nothing links for Darwin (no SDK): a check needs no C.
+        Err(e) => println!(
+            "cargo:warning={DARWIN_SHIM} not compiled (no C compiler for {target}: {e}); \
+             the library's variadic open and openat are not interposed"
+        ),
+    }
+}
+
 fn main() {
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos") {
+        darwin();
+        return;
+    }
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let src = std::fs::read_to_string(SHIM).unwrap_or_else(|e| panic!("{SHIM}: {e}"));
     let symbols = shim_symbols(&src);

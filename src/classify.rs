@@ -8,14 +8,51 @@ use fsguard_policy::Access;
 
 use crate::resolve::Follow;
 
+/// Whether an open's flags ask for an unnamed temporary file (`O_TMPFILE`,
+/// Linux only).
+#[inline]
+pub fn tmpfile(flags: c_int) -> bool {
+    #[cfg(target_os = "linux")]
+    return flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = flags; // no such flag
+        false
+    }
+}
+
+/// Whether `*at` flags carry `AT_EMPTY_PATH` (Linux only).
+#[inline]
+pub fn empty_path(flags: c_int) -> bool {
+    #[cfg(target_os = "linux")]
+    return flags & libc::AT_EMPTY_PATH != 0;
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = flags; // no such flag
+        false
+    }
+}
+
+/// Whether an open's flags ask only for a name (`O_PATH`, Linux only).
+#[inline]
+fn path_only(flags: c_int) -> bool {
+    #[cfg(target_os = "linux")]
+    return flags & libc::O_PATH != 0;
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = flags; // no such flag
+        false
+    }
+}
+
 /// An open's access from its flags: any of O_WRONLY, O_RDWR, O_APPEND,
 /// O_CREAT, O_TRUNC (even with O_RDONLY) or O_TMPFILE writes; O_PATH only
 /// names the object (a metadata access).
 pub fn open_access(flags: c_int) -> Option<Access> {
     let writes = libc::O_WRONLY | libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_TRUNC;
-    if flags & writes != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+    if flags & writes != 0 || tmpfile(flags) {
         Some(Access::Write)
-    } else if flags & libc::O_PATH != 0 {
+    } else if path_only(flags) {
         None
     } else {
         Some(Access::Read)

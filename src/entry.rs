@@ -41,6 +41,7 @@ macro_rules! as_is {
 
 as_is!(
     i32,
+    u16,
     u32,
     i64,
     u64,
@@ -74,7 +75,7 @@ macro_rules! sys_int {
     )*};
 }
 
-sys_int!(i32, u32, i64, u64, usize);
+sys_int!(i32, u16, u32, i64, u64, usize);
 
 impl<T> SysArg for *const T {
     #[inline]
@@ -124,6 +125,21 @@ impl<T> HookArg for *mut T {
         self
     }
 }
+
+/// One entry of Darwin's `__DATA,__interpose` section: dyld makes every
+/// other image's calls to `original` call `replacement` instead.
+#[cfg(target_os = "macos")]
+#[repr(C)]
+pub struct Interpose {
+    /// The hook.
+    pub replacement: *const (),
+    /// The libc function it stands in for.
+    pub original: *const (),
+}
+
+// SAFETY: two code addresses, never written after load.
+#[cfg(target_os = "macos")]
+unsafe impl Sync for Interpose {}
 
 /// Declares hooks; used by every module that defines some (see the table
 /// in [`crate::hooks`] for the syntax).
@@ -225,6 +241,28 @@ macro_rules! hooks {
             crate::entry::Pre::Answer(r) => return r,
         };
     };
+    // Darwin: the row's (replacement, original) pair in `__DATA,__interpose`,
+    // through which dyld rewires every other image's calls to the symbol.
+    // The variadic entry points' pairs are shim/darwin.c's.
+    (@interpose [$($cfg:meta)?] fsguard_open, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_openat, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] $export:ident, $symbol:literal) => {
+        $(#[cfg($cfg)])?
+        #[cfg(target_os = "macos")]
+        const _: () = {
+            #[allow(clashing_extern_declarations)] // one placeholder type for every symbol
+            extern "C" {
+                #[link_name = $symbol]
+                fn original();
+            }
+            #[used]
+            #[link_section = "__DATA,__interpose"]
+            static PAIR: crate::entry::Interpose = crate::entry::Interpose {
+                replacement: $export as *const (),
+                original: original as *const (),
+            };
+        };
+    };
     // A common row: check, then act on the object checked or call.
     (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
@@ -237,7 +275,8 @@ macro_rules! hooks {
         /// As for the C function: its pointer arguments valid as it
         /// requires (a C string NUL-terminated, NULL only where it
         /// accepts NULL).
-        #[no_mangle]
+        #[cfg_attr(not(target_os = "macos"), no_mangle)]
+        #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
         pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
             let raw_args = ($($arg,)*);
             hooks!(@typed $($arg),*);
@@ -267,6 +306,7 @@ macro_rules! hooks {
                 vias,
             )
         }
+        hooks!(@interpose [$($cfg)?] $export, $symbol);
     };
     // A row with a `pre` and/or a `post`: pre, check, call, post.
     (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
@@ -280,7 +320,8 @@ macro_rules! hooks {
         /// As for the C function: its pointer arguments valid as it
         /// requires (a C string NUL-terminated, NULL only where it
         /// accepts NULL).
-        #[no_mangle]
+        #[cfg_attr(not(target_os = "macos"), no_mangle)]
+        #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
         pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
             let raw_args = ($($arg,)*);
             #[allow(unused_variables)] // used by a `pre` that may pass
@@ -301,6 +342,7 @@ macro_rules! hooks {
             let r = $post;)?
             r
         }
+        hooks!(@interpose [$($cfg)?] $export, $symbol);
     };
     // A row whose check list is a function its `pre`/`post` run: pre,
     // call, post.
@@ -321,7 +363,8 @@ macro_rules! hooks {
         /// As for the C function: its pointer arguments valid as it
         /// requires (a C string NUL-terminated, NULL only where it
         /// accepts NULL).
-        #[no_mangle]
+        #[cfg_attr(not(target_os = "macos"), no_mangle)]
+        #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
         pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
             let raw_args = ($($arg,)*);
             #[allow(unused_variables)] // used by a `pre` that may pass
@@ -337,6 +380,7 @@ macro_rules! hooks {
             let r = $post;)?
             r
         }
+        hooks!(@interpose [$($cfg)?] $export, $symbol);
     };
     // A row whose `answer` does the call: its check function, if any, and
     // the exported function.
@@ -418,6 +462,7 @@ macro_rules! hooks {
         [$($sysspec:tt)*] $symbol:literal, $call:literal, ($($arg:ident: $argty:ty),*), [$($check:tt)*];
     )*) => {
         /// The system calls this table's rows declare, for `syscall(2)`.
+        #[cfg(target_os = "linux")]
         pub static $systable: crate::entry::Syscalls = {
             /// # Safety
             /// As [`crate::entry::Syscalls::check`].

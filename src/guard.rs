@@ -399,6 +399,7 @@ impl Guard {
     }
 
     /// Refuses a call for `rule` (trace line, report; audit lets it pass).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
     pub(crate) fn refuse(
         &self,
         call: &'static str,
@@ -548,7 +549,7 @@ fn creat_directory_refused(flags: c_int) -> bool {
     use std::sync::atomic::AtomicI8;
     static REFUSED: AtomicI8 = AtomicI8::new(-1);
     if flags & libc::O_CREAT == 0
-        || flags & libc::O_TMPFILE == libc::O_TMPFILE
+        || crate::classify::tmpfile(flags)
         || flags & libc::O_DIRECTORY == 0
     {
         return false;
@@ -572,7 +573,7 @@ fn creat_directory_refused(flags: c_int) -> bool {
 
 /// `__open_2` and friends abort on a mode-needing open; leave that to them.
 pub fn open_fast_fortified(dirfd: c_int, path: CArg<'_>, flags: c_int) -> Option<c_int> {
-    if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+    if flags & libc::O_CREAT != 0 || crate::classify::tmpfile(flags) {
         return None;
     }
     open_fast(dirfd, path, flags, 0)

@@ -82,7 +82,7 @@ static KEPT_INO: AtomicU64 = AtomicU64::new(0);
 /// Makes `fd` the library's copy.
 pub fn keep(fd: OwnedFd) {
     if let Ok(st) = rustix::fs::fstat(&fd) {
-        KEPT_DEV.store(st.st_dev, Ordering::Relaxed);
+        KEPT_DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
         KEPT_INO.store(st.st_ino, Ordering::Relaxed);
         KEPT.store(fd.into_raw_fd(), Ordering::Release);
     }
@@ -97,8 +97,9 @@ fn kept() -> Option<BorrowedFd<'static>> {
     // SAFETY: fstat only until its identity is confirmed.
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
     let st = rustix::fs::fstat(b).ok()?;
-    (st.st_dev == KEPT_DEV.load(Ordering::Relaxed) && st.st_ino == KEPT_INO.load(Ordering::Relaxed))
-        .then_some(b)
+    (crate::sys::dev(&st) == KEPT_DEV.load(Ordering::Relaxed)
+        && st.st_ino == KEPT_INO.load(Ordering::Relaxed))
+    .then_some(b)
 }
 
 /// An inheritable duplicate for one exec (closed when dropped: after a
@@ -118,7 +119,7 @@ impl ForChild {
             None => {
                 let fresh = create(frozen).ok()?;
                 let st = rustix::fs::fstat(&fresh).ok()?;
-                KEPT_DEV.store(st.st_dev, Ordering::Relaxed);
+                KEPT_DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
                 KEPT_INO.store(st.st_ino, Ordering::Relaxed);
                 KEPT.store(fresh.as_raw_fd(), Ordering::Release);
                 let d = rustix::io::fcntl_dupfd_cloexec(&fresh, HIGH_FD)

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_int, c_uint};
 
 use fsguard_policy::Access;
-use libc::{mode_t, AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
+use libc::{mode_t, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
 pub use crate::classify::{open_access, open_follow};
 use crate::guard::CArg;
@@ -42,6 +42,7 @@ pub struct CheckInfo {
 }
 
 /// A row of a hand-written table (calls outside the `hooks!` macro).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
 pub(crate) const fn row(
     symbol: &'static str,
     call: &'static str,
@@ -55,6 +56,7 @@ pub(crate) const fn row(
 }
 
 /// One check of a hand-written row.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
 pub(crate) const fn chk(
     access: &'static str,
     follow: &'static str,
@@ -177,7 +179,7 @@ fn opendir_fast(path: CArg<'_>) -> Option<*mut libc::DIR> {
 /// `*at` flags: AT_EMPTY_PATH with "" or a NULL path act on the dirfd,
 /// AT_SYMLINK_NOFOLLOW on the entry.
 pub fn at_follow(flags: c_int, path: CArg<'_>) -> Follow {
-    if path.is_null() || (flags & AT_EMPTY_PATH != 0 && path.is_empty()) {
+    if path.is_null() || (crate::classify::empty_path(flags) && path.is_empty()) {
         Follow::Fd
     } else if flags & AT_SYMLINK_NOFOLLOW != 0 {
         Follow::NoFollow
@@ -188,7 +190,7 @@ pub fn at_follow(flags: c_int, path: CArg<'_>) -> Follow {
 
 /// linkat's source: not followed unless AT_SYMLINK_FOLLOW.
 pub fn link_follow(flags: c_int, path: CArg<'_>) -> Follow {
-    if flags & AT_EMPTY_PATH != 0 && path.is_empty() {
+    if crate::classify::empty_path(flags) && path.is_empty() {
         Follow::Fd
     } else if flags & AT_SYMLINK_FOLLOW != 0 {
         Follow::Yes
@@ -258,12 +260,15 @@ fn remove_via(v: &Via) -> c_int {
     hooks!(@real "unlinkat", UnlinkatFn, -1, (v.dirfd(), v.path(), libc::AT_REMOVEDIR))
 }
 
+#[cfg(target_os = "linux")]
 type Open2Fn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+#[cfg(target_os = "linux")]
 type Openat2Fn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
 type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
 type UnlinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
 type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
 type RenameatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char) -> c_int;
+#[cfg(target_os = "linux")]
 type Renameat2Fn =
     unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int;
 type LinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int;
@@ -276,11 +281,12 @@ type UtimensatFn =
 type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
 type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use libc::{
     SYS_chmod, SYS_chown, SYS_creat, SYS_lchown, SYS_link, SYS_mkdir, SYS_open, SYS_rename,
     SYS_rmdir, SYS_symlink, SYS_unlink, SYS_utime, SYS_utimes,
 };
+#[cfg(target_os = "linux")]
 use libc::{
     SYS_fchownat, SYS_linkat, SYS_mkdirat, SYS_openat, SYS_renameat, SYS_renameat2, SYS_symlinkat,
     SYS_truncate, SYS_unlinkat, SYS_utimensat,
@@ -302,6 +308,7 @@ hooks! {
         act |t| hooks!(@real "open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "open64" as "open"
     fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
@@ -317,6 +324,7 @@ hooks! {
         act |t| hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "openat64" as "openat"
     fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
@@ -324,6 +332,7 @@ hooks! {
         act |t| hooks!(@real "openat64", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     /// The fortified open (`_FORTIFY_SOURCE`) for calls without a mode.
     "__open_2" as "open"
     fn __open_2(path: *const c_char, flags: c_int) -> c_int,
@@ -331,18 +340,21 @@ hooks! {
         act |t| hooks!(@real "__open_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__open64_2" as "open"
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
         act |t| hooks!(@real "__open64_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__openat_2" as "openat"
     fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
         act |t| hooks!(@real "__openat_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags))),
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "__openat64_2" as "openat"
     fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
@@ -355,6 +367,7 @@ hooks! {
         act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "creat64" as "creat"
     fn creat64(path: *const c_char, mode: mode_t) -> c_int,
         act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
@@ -367,6 +380,7 @@ hooks! {
         act |t| fopen_via(&t[0], mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "fopen64" as "fopen"
     fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE,
         fast fopen_fast(path, mode),
@@ -379,6 +393,7 @@ hooks! {
         via path,
         fail freopen_refused(mode, stream),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
+    #[cfg(target_os = "linux")]
     "freopen64" as "freopen"
     fn freopen64(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
         via path,
@@ -425,6 +440,7 @@ hooks! {
         act |t| hooks!(@real "renameat", RenameatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path())),
         fail -1,
         check [WRITE, Follow::Entry, olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
+    #[cfg(target_os = "linux")]
     /// RENAME_EXCHANGE moves both files.
     "renameat2" as "renameat2"
     fn renameat2(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_uint) -> c_int,
@@ -508,6 +524,7 @@ hooks! {
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "truncate64" as "truncate"
     fn truncate64(path: *const c_char, length: libc::off64_t) -> c_int,
         via path,

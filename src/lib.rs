@@ -19,14 +19,18 @@ mod sys;
 pub mod guard;
 #[macro_use]
 pub mod entry;
+#[cfg(target_os = "linux")]
 pub mod aliases;
 pub mod classify;
+/// Linux only for now: the exec family on Darwin is work left (docs/macos.md).
+#[cfg(target_os = "linux")]
 pub mod exec;
 pub mod handoff;
 pub mod hooks;
 pub mod hooks_more;
 pub mod init;
 pub mod resolve;
+#[cfg(target_os = "linux")]
 pub mod syscall;
 pub mod trace;
 
@@ -37,7 +41,8 @@ mod docs;
 /// harness must not guard itself.
 #[cfg(not(test))]
 #[used]
-#[link_section = ".init_array"]
+#[cfg_attr(not(target_os = "macos"), link_section = ".init_array")]
+#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func")]
 static INIT: unsafe extern "C" fn(
     std::ffi::c_int,
     *const *const std::ffi::c_char,

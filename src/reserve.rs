@@ -57,7 +57,7 @@ pub fn take() {
         }
     }
     // Taken only when none is held, so both are of this inode.
-    DEV.store(st.st_dev, Ordering::Relaxed);
+    DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
     INO.store(st.st_ino, Ordering::Relaxed);
 }
 
@@ -73,7 +73,7 @@ pub fn release() -> bool {
         }
         // SAFETY: fstat only, until it is known to be our memfd.
         let ours = matches!(rustix::fs::fstat(unsafe { BorrowedFd::borrow_raw(fd) }), Ok(st)
-            if st.st_dev == DEV.load(Ordering::Relaxed) && st.st_ino == INO.load(Ordering::Relaxed));
+            if crate::sys::dev(&st) == DEV.load(Ordering::Relaxed) && st.st_ino == INO.load(Ordering::Relaxed));
         if ours {
             // SAFETY: our spare.
             drop(unsafe { OwnedFd::from_raw_fd(fd) });

@@ -29,7 +29,11 @@ pub(super) fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
     if len <= off {
         return false;
     }
+    #[cfg(not(target_os = "macos"))]
     let family = libc::sa_family_t::from_ne_bytes([addr[0], addr[1]]);
+    // Darwin's sockaddr starts with its length, then a one-byte family.
+    #[cfg(target_os = "macos")]
+    let family = addr[1];
     let first = addr[off];
     if c_int::from(family) != libc::AF_UNIX || first == 0 {
         return false;

@@ -10,21 +10,31 @@
 //! [`bind`]: AF_UNIX bind).
 
 mod bind;
+#[cfg(target_os = "linux")]
 mod handle;
+#[cfg(target_os = "linux")]
 mod shm;
+#[cfg(target_os = "linux")]
 mod walk;
+mod wrapped;
 
+// Some are used only by Linux-only rows.
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))]
 use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 
 use fsguard_policy::Access;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))]
 use libc::{dev_t, gid_t, mode_t, size_t, ssize_t, uid_t, AT_FDCWD, FILE};
 
 use crate::guard::CArg;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))]
 use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
 use bind::addr_bytes;
+#[cfg(target_os = "linux")]
 pub use walk::GlobT;
+pub use wrapped::*;
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
@@ -32,10 +42,13 @@ const WRITE: Option<Access> = Some(Access::Write);
 const META: Option<Access> = None;
 
 /// glibc's `P_tmpdir`: `tmpfile` creates its file there, ignoring TMPDIR.
+#[cfg(target_os = "linux")]
 const P_TMPDIR: CArg<'static> = CArg::of(c"/tmp");
 
 const FTW_PHYS: c_int = 1;
+#[cfg(target_os = "linux")]
 const FTS_COMFOLLOW: c_int = 0x1;
+#[cfg(target_os = "linux")]
 const FTS_LOGICAL: c_int = 0x2;
 
 /// An fd argument as a dirfd for [`Follow::Fd`]: `AT_FDCWD` is not an fd
@@ -81,6 +94,7 @@ fn ftw_follow(flags: c_int) -> Follow {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn fts_follow(options: c_int) -> Follow {
     if options & (FTS_COMFOLLOW | FTS_LOGICAL) != 0 {
         Follow::Yes
@@ -89,13 +103,18 @@ fn fts_follow(options: c_int) -> Follow {
     }
 }
 
+#[cfg(target_os = "linux")]
 type MknodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, dev_t) -> c_int;
+#[cfg(target_os = "linux")]
 type XmknodatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, mode_t, *mut dev_t) -> c_int;
+#[cfg(target_os = "linux")]
 type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
+#[cfg(target_os = "linux")]
 type FutimesatFn = unsafe extern "C" fn(c_int, *const c_char, *const libc::timeval) -> c_int;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use libc::{SYS_access, SYS_futimesat, SYS_lstat, SYS_mknod, SYS_readlink, SYS_stat};
+#[cfg(target_os = "linux")]
 use libc::{
     SYS_faccessat2, SYS_fchmod, SYS_fchown, SYS_fremovexattr, SYS_fsetxattr, SYS_getxattr,
     SYS_lgetxattr, SYS_listxattr, SYS_llistxattr, SYS_lremovexattr, SYS_lsetxattr, SYS_mknodat,
@@ -112,6 +131,7 @@ hooks! {
     fn mkstemp(template: *const c_char) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    #[cfg(target_os = "linux")]
     "mkstemp64" as "mkstemp"
     fn mkstemp64(template: *const c_char) -> c_int,
         fail -1,
@@ -120,6 +140,7 @@ hooks! {
     fn mkostemp(template: *const c_char, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    #[cfg(target_os = "linux")]
     "mkostemp64" as "mkostemp"
     fn mkostemp64(template: *const c_char, flags: c_int) -> c_int,
         fail -1,
@@ -128,6 +149,7 @@ hooks! {
     fn mkstemps(template: *const c_char, suffixlen: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    #[cfg(target_os = "linux")]
     "mkstemps64" as "mkstemps"
     fn mkstemps64(template: *const c_char, suffixlen: c_int) -> c_int,
         fail -1,
@@ -136,6 +158,7 @@ hooks! {
     fn mkostemps(template: *const c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
         check [temp_access(template, suffixlen), Follow::Entry, AT_FDCWD, template, false];
+    #[cfg(target_os = "linux")]
     "mkostemps64" as "mkostemps"
     fn mkostemps64(template: *const c_char, suffixlen: c_int, flags: c_int) -> c_int,
         fail -1,
@@ -144,11 +167,13 @@ hooks! {
     fn mkdtemp(template: *const c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [temp_access(template, 0), Follow::Entry, AT_FDCWD, template, false];
+    #[cfg(target_os = "linux")]
     /// Checked as the `O_TMPFILE` open of `P_tmpdir` glibc makes.
     "tmpfile" as "tmpfile"
     fn tmpfile() -> *mut FILE,
         fail std::ptr::null_mut(),
         check [WRITE, Follow::Yes, AT_FDCWD, P_TMPDIR, false];
+    #[cfg(target_os = "linux")]
     "tmpfile64" as "tmpfile"
     fn tmpfile64() -> *mut FILE,
         fail std::ptr::null_mut(),
@@ -160,14 +185,17 @@ hooks! {
     fn scandir(dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
         fail -1,
         check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    #[cfg(target_os = "linux")]
     "scandir64" as "scandir"
     fn scandir64(dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
         fail -1,
         check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    #[cfg(target_os = "linux")]
     "scandirat" as "scandirat"
     fn scandirat(dirfd: c_int, dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
         fail -1,
         check [READ, Follow::Yes, dirfd, dir, false];
+    #[cfg(target_os = "linux")]
     "scandirat64" as "scandirat"
     fn scandirat64(dirfd: c_int, dir: *const c_char, namelist: *mut c_void, filter: *mut c_void, compar: *mut c_void) -> c_int,
         fail -1,
@@ -176,6 +204,7 @@ hooks! {
     fn ftw(dir: *const c_char, func: *mut c_void, nopenfd: c_int) -> c_int,
         fail -1,
         check [READ, Follow::Yes, AT_FDCWD, dir, false];
+    #[cfg(target_os = "linux")]
     "ftw64" as "ftw"
     fn ftw64(dir: *const c_char, func: *mut c_void, nopenfd: c_int) -> c_int,
         fail -1,
@@ -184,6 +213,7 @@ hooks! {
     fn nftw(dir: *const c_char, func: *mut c_void, nopenfd: c_int, flags: c_int) -> c_int,
         fail -1,
         check [READ, ftw_follow(flags), AT_FDCWD, dir, false];
+    #[cfg(target_os = "linux")]
     "nftw64" as "nftw"
     fn nftw64(dir: *const c_char, func: *mut c_void, nopenfd: c_int, flags: c_int) -> c_int,
         fail -1,
@@ -196,18 +226,21 @@ hooks! {
         via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "mknodat" as "mknodat"
     fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int,
         sys SYS_mknodat,
         act |t| hooks!(@real "mknodat", MknodatFn, -1, (t[0].dirfd(), t[0].path(), mode, dev)),
         fail -1,
         check [WRITE, Follow::Entry, dirfd, path, false];
+    #[cfg(target_os = "linux")]
     /// glibc < 2.33 headers compile mknod to this.
     "__xmknod" as "mknod"
     fn __xmknod(ver: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
         via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__xmknodat" as "mknodat"
     fn __xmknodat(ver: c_int, dirfd: c_int, path: *const c_char, mode: mode_t, dev: *mut dev_t) -> c_int,
         act |t| hooks!(@real "__xmknodat", XmknodatFn, -1, (ver, t[0].dirfd(), t[0].path(), mode, dev)),
@@ -218,6 +251,7 @@ hooks! {
         via path,
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "mkfifoat" as "mkfifoat"
     fn mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
         act |t| hooks!(@real "mkfifoat", MkdiratFn, -1, (t[0].dirfd(), t[0].path(), mode)),
@@ -228,6 +262,7 @@ hooks! {
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     /// A NULL path acts on the dirfd.
     "futimesat" as "futimesat"
     fn futimesat(dirfd: c_int, path: *const c_char, times: *const libc::timeval) -> c_int,
@@ -242,24 +277,28 @@ hooks! {
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
 
     // Extended attributes.
+    #[cfg(target_os = "linux")]
     "setxattr" as "setxattr"
     fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
         sys SYS_setxattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "lsetxattr" as "lsetxattr"
     fn lsetxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
         sys SYS_lsetxattr,
         via path,
         fail -1,
         check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "removexattr" as "removexattr"
     fn removexattr(path: *const c_char, name: *const c_char) -> c_int,
         sys SYS_removexattr,
         via path,
         fail -1,
         check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "lremovexattr" as "lremovexattr"
     fn lremovexattr(path: *const c_char, name: *const c_char) -> c_int,
         sys SYS_lremovexattr,
@@ -269,11 +308,13 @@ hooks! {
 
     // Calls on an fd that change the file: an fd opened for reading must
     // not become a way to change a file the policy protects.
+    #[cfg(target_os = "linux")]
     "fsetxattr" as "fsetxattr"
     fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, flags: c_int) -> c_int,
         sys SYS_fsetxattr,
         fail -1,
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+    #[cfg(target_os = "linux")]
     "fremovexattr" as "fremovexattr"
     fn fremovexattr(fd: c_int, name: *const c_char) -> c_int,
         sys SYS_fremovexattr,
@@ -299,6 +340,7 @@ hooks! {
         check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
 
     // File handles: a handle names a file without its path.
+    #[cfg(target_os = "linux")]
     "name_to_handle_at" as "name_to_handle_at"
     fn name_to_handle_at(dirfd: c_int, path: *const c_char, handle: *mut c_void, mount_id: *mut c_int, flags: c_int) -> c_int,
         sys SYS_name_to_handle_at,
@@ -311,6 +353,7 @@ hooks! {
         sys #[cfg(target_arch = "x86_64")] SYS_stat,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "stat64" as "stat"
     fn stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
@@ -320,6 +363,7 @@ hooks! {
         sys #[cfg(target_arch = "x86_64")] SYS_lstat,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "lstat64" as "lstat"
     fn lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
@@ -329,36 +373,44 @@ hooks! {
         sys SYS_newfstatat,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "fstatat64" as "fstatat"
     fn fstatat64(dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "statx" as "statx"
     fn statx(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int,
         sys SYS_statx,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     /// glibc < 2.33 headers compile stat to this.
     "__xstat" as "stat"
     fn __xstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__xstat64" as "stat"
     fn __xstat64(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__lxstat" as "lstat"
     fn __lxstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__lxstat64" as "lstat"
     fn __lxstat64(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__fxstatat" as "fstatat"
     fn __fxstatat(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "__fxstatat64" as "fstatat"
     fn __fxstatat64(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int,
         fail -1,
@@ -373,10 +425,12 @@ hooks! {
         sys SYS_faccessat2,
         fail -1,
         check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "eaccess" as "eaccess"
     fn eaccess(path: *const c_char, mode: c_int) -> c_int,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "euidaccess" as "euidaccess"
     fn euidaccess(path: *const c_char, mode: c_int) -> c_int,
         fail -1,
@@ -391,11 +445,13 @@ hooks! {
         sys SYS_readlinkat,
         fail -1,
         check [META, entry_or_fd(path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     /// The fortified readlink (`_FORTIFY_SOURCE`).
     "__readlink_chk" as "readlink"
     fn __readlink_chk(path: *const c_char, buf: *mut c_char, size: size_t, buflen: size_t) -> ssize_t,
         fail -1,
         check [META, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__readlinkat_chk" as "readlinkat"
     fn __readlinkat_chk(dirfd: c_int, path: *const c_char, buf: *mut c_char, size: size_t, buflen: size_t) -> ssize_t,
         fail -1,
@@ -404,29 +460,35 @@ hooks! {
     fn realpath(path: *const c_char, resolved: *mut c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "__realpath_chk" as "realpath"
     fn __realpath_chk(path: *const c_char, resolved: *mut c_char, resolvedlen: size_t) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "canonicalize_file_name" as "canonicalize_file_name"
     fn canonicalize_file_name(path: *const c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "getxattr" as "getxattr"
     fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
         sys SYS_getxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "lgetxattr" as "lgetxattr"
     fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t,
         sys SYS_lgetxattr,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "listxattr" as "listxattr"
     fn listxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
         sys SYS_listxattr,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "llistxattr" as "llistxattr"
     fn llistxattr(path: *const c_char, list: *mut c_char, size: size_t) -> ssize_t,
         sys SYS_llistxattr,
@@ -437,6 +499,7 @@ hooks! {
         sys SYS_statfs,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "statfs64" as "statfs"
     fn statfs64(path: *const c_char, buf: *mut libc::statfs64) -> c_int,
         fail -1,
@@ -445,6 +508,7 @@ hooks! {
     fn statvfs(path: *const c_char, buf: *mut libc::statvfs) -> c_int,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "linux")]
     "statvfs64" as "statvfs"
     fn statvfs64(path: *const c_char, buf: *mut libc::statvfs64) -> c_int,
         fail -1,
@@ -457,96 +521,6 @@ hooks! {
     fn chdir(path: *const c_char) -> c_int,
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
-}
-
-type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
-
-hooks! {
-    table WRAPPED;
-    /// POSIX shared memory: `/dev/shm/NAME`, opened by glibc with
-    /// O_NOFOLLOW through an internal call. With the `ipc` preset a name
-    /// the tree may not create is first tried, and checked, in the tree's
-    /// own namespace (see `shm::open_pre`).
-    "shm_open" as "shm_open"
-    fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int,
-        pre |_name| shm::open_pre(name, oflag, mode, shm_open_check),
-        fail -1,
-        check fn shm_open_check(dev_shm_name: CArg<'_>, oflag: c_int)
-            [open_access(oflag), Follow::Entry, AT_FDCWD, dev_shm_name, false];
-    "shm_unlink" as "shm_unlink"
-    fn shm_unlink(name: *const c_char) -> c_int,
-        pre |_name| shm::unlink_pre(name, shm_unlink_check),
-        fail -1,
-        check fn shm_unlink_check(dev_shm_name: CArg<'_>) [WRITE, Follow::Entry, AT_FDCWD, dev_shm_name, false];
-    /// glibc's fts reads directories through internal calls: each start
-    /// path is checked once the stream exists (see `walk::fts_checked`).
-    "fts_open" as "fts_open"
-    fn fts_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
-        post |fts| {
-            // SAFETY: what the real fts_open just returned: NULL or its stream.
-            unsafe { walk::fts_checked(fts, options, fts_start_check) }
-        },
-        fail std::ptr::null_mut(),
-        check fn fts_start_check(each_start_path: CArg<'_>, options: c_int)
-            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
-    "fts64_open" as "fts_open"
-    fn fts64_open(argv: *const *mut c_char, options: c_int, compar: *mut c_void) -> *mut c_void,
-        post |fts| {
-            // SAFETY: what the real fts64_open just returned: NULL or its stream.
-            unsafe { walk::fts_checked(fts, options, fts64_start_check) }
-        },
-        fail std::ptr::null_mut(),
-        check fn fts64_start_check(each_start_path: CArg<'_>, options: c_int)
-            [READ, fts_follow(options), AT_FDCWD, each_start_path, false];
-    /// glob reads directories with its internal opendir: it is handed one
-    /// that checks each (see `walk::glob_pre`).
-    "glob" as "glob"
-    fn glob(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
-        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
-        pre |saved| {
-            // SAFETY: glob's contract: `pglob` NULL or the caller's glob_t.
-            unsafe { walk::glob_pre::<false>(flags, pglob) }
-        },
-        post |r| {
-            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
-            unsafe { walk::glob_post(r, pglob, saved) }
-        },
-        fail walk::GLOB_ABORTED,
-        check fn glob_dir_check(each_directory_read: CArg<'_>)
-            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
-    #[cfg(target_pointer_width = "64")]
-    "glob64" as "glob"
-    fn glob64(pattern: *const c_char, flags: c_int, errfunc: *mut c_void, pglob: *mut GlobT) -> c_int,
-        real GlobFn = (pattern, flags | walk::GLOB_ALTDIRFUNC, errfunc, pglob),
-        pre |saved| {
-            // SAFETY: glob64's contract: `pglob` NULL or the caller's glob64_t.
-            unsafe { walk::glob_pre::<true>(flags, pglob) }
-        },
-        post |r| {
-            // SAFETY: as above, and `saved` taken from it by `glob_pre`.
-            unsafe { walk::glob_post(r, pglob, saved) }
-        },
-        fail walk::GLOB_ABORTED,
-        check fn glob64_dir_check(each_directory_read: CArg<'_>)
-            [READ, Follow::Yes, AT_FDCWD, each_directory_read, false];
-    /// A handle names a file without its path: the fd opened is checked,
-    /// and closed again if refused.
-    "open_by_handle_at" as "open_by_handle_at"
-    fn open_by_handle_at(mount_fd: c_int, handle: *mut c_void, flags: c_int) -> c_int,
-        post |fd| handle::checked_fd(fd, || handle_check(fd, flags)),
-        fail -1,
-        check fn handle_check(returned_fd: c_int, flags: c_int)
-            [open_access(flags), Follow::Fd, returned_fd, CArg::NULL, false];
-    /// bind on an AF_UNIX path creates a socket file there; abstract and
-    /// unnamed sockets, and other families, create none.
-    "bind" as "bind"
-    fn bind(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int,
-        pre |unix| {
-            // SAFETY: bind's contract: `len` readable bytes at `addr`.
-            bind::socket_path(unsafe { addr_bytes(addr, len) })
-        },
-        fail -1,
-        check [WRITE, Follow::Entry, AT_FDCWD, unix.sun_path(), false];
 }
 
 #[cfg(test)]

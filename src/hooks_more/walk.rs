@@ -121,7 +121,7 @@ unsafe extern "C" fn glob_opendir<const G64: bool>(path: *const c_char) -> *mut 
     let checked = if G64 {
         glob64_dir(arg)
     } else {
-        super::glob_dir_check(arg)
+        super::glob_dir_checked(arg)
     };
     if let Err(e) = checked {
         set_errno(e);
@@ -132,12 +132,12 @@ unsafe extern "C" fn glob_opendir<const G64: bool>(path: *const c_char) -> *mut 
 
 #[cfg(target_pointer_width = "64")]
 fn glob64_dir(path: CArg<'_>) -> Result<(), c_int> {
-    super::glob64_dir_check(path)
+    super::glob64_dir_checked(path)
 }
 
 #[cfg(not(target_pointer_width = "64"))]
 fn glob64_dir(path: CArg<'_>) -> Result<(), c_int> {
-    super::glob_dir_check(path)
+    super::glob_dir_checked(path)
 }
 
 unsafe extern "C" fn glob_readdir(dir: *mut c_void) -> *mut c_void {

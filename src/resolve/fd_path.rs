@@ -53,7 +53,7 @@ fn deep_file_in_cwd(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresol
         return Err(too_long);
     }
     let cwd = sys::open_ref(CWD, c".", OFlags::DIRECTORY).map_err(Unresolved::Failed)?;
-    let name = name_in(cwd.as_fd(), (st.st_dev, st.st_ino)).map_err(|e| match e {
+    let name = name_in(cwd.as_fd(), (crate::sys::dev(&st), st.st_ino)).map_err(|e| match e {
         Errno::NOENT => too_long,
         // EMFILE among them: the guard makes room and tries again.
         e => Unresolved::Failed(e),
@@ -106,7 +106,7 @@ type Id = (u64, u64);
 pub(super) fn id_of(fd: BorrowedFd<'_>) -> Result<(Id, bool), Errno> {
     let st = rustix::fs::fstat(fd)?;
     let dir = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
-    Ok(((st.st_dev, st.st_ino), dir))
+    Ok(((crate::sys::dev(&st), st.st_ino), dir))
 }
 
 /// The name of directory `fd` when it lies deeper than `PATH_MAX`, where
@@ -180,8 +180,24 @@ fn long_dir_path(fd: BorrowedFd<'_>, out: &mut PathBuf) -> Result<(), Unresolved
 fn name_in(parent: BorrowedFd<'_>, want: Id) -> Result<Vec<u8>, Errno> {
     let nofollow = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
     let is = |name: &CStr| {
-        rustix::fs::statat(parent, name, nofollow).is_ok_and(|st| (st.st_dev, st.st_ino) == want)
+        rustix::fs::statat(parent, name, nofollow)
+            .is_ok_and(|st| (crate::sys::dev(&st), st.st_ino) == want)
     };
+    let wanted = |by_inode: bool, name: &CStr, ino: u64, kind: rustix::fs::FileType| {
+        if matches!(name.to_bytes(), b"." | b"..") {
+            return false;
+        }
+        let candidate = if by_inode {
+            ino == want.1
+        } else {
+            matches!(
+                kind,
+                rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown
+            )
+        };
+        candidate && is(name)
+    };
+    #[cfg(target_os = "linux")]
     let mut buf = vec![MaybeUninit::<u8>::uninit(); 32 * 1024];
     for by_inode in [true, false] {
         let list = rustix::fs::openat(
@@ -190,23 +206,25 @@ fn name_in(parent: BorrowedFd<'_>, want: Id) -> Result<Vec<u8>, Errno> {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let mut dir = rustix::fs::RawDir::new(&list, &mut buf);
-        while let Some(e) = dir.next() {
-            let e = e?;
-            let name = e.file_name();
-            if matches!(name.to_bytes(), b"." | b"..") {
-                continue;
+        #[cfg(target_os = "linux")]
+        {
+            let mut dir = rustix::fs::RawDir::new(&list, &mut buf);
+            while let Some(e) = dir.next() {
+                let e = e?;
+                if wanted(by_inode, e.file_name(), e.ino(), e.file_type()) {
+                    return Ok(e.file_name().to_bytes().to_vec());
+                }
             }
-            let candidate = if by_inode {
-                e.ino() == want.1
-            } else {
-                matches!(
-                    e.file_type(),
-                    rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown
-                )
-            };
-            if candidate && is(name) {
-                return Ok(name.to_bytes().to_vec());
+        }
+        // No RawDir elsewhere: readdir on a duplicate of the fd.
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut dir = rustix::fs::Dir::read_from(&list)?;
+            while let Some(e) = dir.read() {
+                let e = e?;
+                if wanted(by_inode, e.file_name(), e.ino(), e.file_type()) {
+                    return Ok(e.file_name().to_bytes().to_vec());
+                }
             }
         }
     }

@@ -142,9 +142,9 @@ pub fn open_exact(
     path: &CStr,
     raw: &mut RawPath,
     flags: i32,
-    mode: u32,
+    mode: libc::mode_t,
 ) -> Option<Result<OwnedFd, Errno>> {
-    let needs_mode = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    let needs_mode = flags & libc::O_CREAT != 0 || crate::classify::tmpfile(flags);
     let mode = if needs_mode { mode & 0o7777 } else { 0 };
     let oflags = OFlags::from_bits_retain(flags as u32);
     let beneath = dirfd != libc::AT_FDCWD && path.to_bytes().first() != Some(&b'/');

@@ -242,7 +242,7 @@ fn deep_object_path(
     let c = std::ffi::CString::new(name).map_err(|_| too_long)?;
     let st = rustix::fs::statat(&pfd, c.as_c_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
         .map_err(Unresolved::Failed)?;
-    if (st.st_dev, st.st_ino) != id_of(fd).map_err(Unresolved::Failed)?.0 {
+    if (crate::sys::dev(&st), st.st_ino) != id_of(fd).map_err(Unresolved::Failed)?.0 {
         return Err(too_long);
     }
     fd_path_of(pfd.as_fd(), out)?;

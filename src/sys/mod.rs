@@ -2,8 +2,9 @@
 //! that is not POSIX, behind one interface.
 //!
 //! The resolver, the guard, the trace, the exec checks and the hook tables
-//! call `sys::…` for these and nothing else; each backend (today only
-//! [`linux`]) provides every item re-exported below, with the same meaning.
+//! call `sys::…` for these and nothing else; each backend (`linux`, and
+//! `darwin`, checked but not yet run) provides every item re-exported
+//! below, with the same meaning.
 //! The wrappers are `#[inline]`, so on Linux the hot path compiles to the
 //! same system calls as before the seam. docs/macos.md says what each item
 //! becomes on Darwin and what is left to write there.
@@ -29,6 +30,7 @@
 //! - the process: [`exe_path`], the running program's path;
 //!   [`open_parent_fd`], the parent's fd of a number, opened again;
 //!   [`no_new_privs`], whether exec honours set-id bits.
+//! - types: [`dev`], a file's device number as one type everywhere.
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -38,6 +40,27 @@ pub use linux::{
     anon_file, errno_slot, exe_path, fd_link, fd_name, is_sealed, next_is_libc, next_symbol,
     no_new_privs, open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing,
     FD_LINK_MAX, PRELOAD_ENTRY, REF,
+};
+
+/// A file's device number as one type on every system (`dev_t` is `u64` on
+/// Linux, `i32` on Darwin), for identity compares and atomics.
+#[inline]
+#[allow(clippy::unnecessary_cast)] // a cast on Darwin only
+pub fn dev(st: &rustix::fs::Stat) -> u64 {
+    st.st_dev as u64
+}
+
+/// The Darwin backend (checked by `cargo check`, not yet run: docs/macos.md).
+#[cfg(target_os = "macos")]
+mod darwin;
+
+/// `real!` links each original directly on Darwin (the `__interpose`
+/// pairs), so the backend has no `next_symbol`; `PRELOAD_ENTRY` and
+/// `no_new_privs` join with the exec hooks, Linux-only for now.
+#[cfg(target_os = "macos")]
+pub use darwin::{
+    anon_file, errno_slot, exe_path, fd_link, fd_name, is_sealed, next_is_libc, open_parent_fd,
+    open_ref, open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX, REF,
 };
 
 #[cfg(test)]

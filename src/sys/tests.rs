@@ -47,11 +47,16 @@ fn an_fd_is_named_by_the_object_it_holds_not_the_path_it_was_opened_by() {
 
 #[test]
 fn a_closed_fd_has_no_name() {
-    let fd = open_ref(CWD, c"/", OFlags::DIRECTORY).unwrap();
-    let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
-    // SAFETY: ours, closed once.
-    drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) });
-    // SAFETY: a closed number, only passed to the kernel.
+    // A number at the open-files limit: never allocated, so no other test
+    // running in parallel can open it (a number just closed can be reused).
+    let mut lim = MaybeUninit::<libc::rlimit>::uninit();
+    // SAFETY: getrlimit fills the struct it is given.
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, lim.as_mut_ptr()) };
+    assert_eq!(r, 0);
+    // SAFETY: filled by the successful call above.
+    let cur = unsafe { lim.assume_init() }.rlim_cur;
+    let raw = i32::try_from(cur).unwrap_or(i32::MAX - 1);
+    // SAFETY: a number that is not open, only passed to the kernel.
     let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(raw) };
     let mut buf = [MaybeUninit::<u8>::uninit(); 64];
     assert!(matches!(

@@ -64,7 +64,7 @@ pub fn report_init(fd: i32) -> bool {
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Fifo {
         return false;
     }
-    REPORT_DEV.store(st.st_dev, Ordering::Relaxed);
+    REPORT_DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
     REPORT_INO.store(st.st_ino, Ordering::Relaxed);
     REPORT_FD.store(fd, Ordering::Release);
     true
@@ -83,7 +83,7 @@ fn report_pipe() -> Option<BorrowedFd<'static>> {
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
     match rustix::fs::fstat(b) {
         Ok(st)
-            if st.st_dev == REPORT_DEV.load(Ordering::Relaxed)
+            if crate::sys::dev(&st) == REPORT_DEV.load(Ordering::Relaxed)
                 && st.st_ino == REPORT_INO.load(Ordering::Relaxed) =>
         {
             Some(b)
@@ -164,7 +164,7 @@ fn reopen_report(fd: i32) -> Option<std::os::fd::OwnedFd> {
     )?;
     let st = rustix::fs::fstat(&opened).ok()?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Fifo
-        || st.st_dev != REPORT_DEV.load(Ordering::Relaxed)
+        || crate::sys::dev(&st) != REPORT_DEV.load(Ordering::Relaxed)
         || st.st_ino != REPORT_INO.load(Ordering::Relaxed)
     {
         return None;

@@ -51,7 +51,7 @@ impl Kept {
         // SAFETY: fstat/fcntl only; a closed fd answers EBADF.
         let b = unsafe { BorrowedFd::borrow_raw(fd) };
         if let Ok(st) = rustix::fs::fstat(b) {
-            k.dev.store(st.st_dev, Ordering::Relaxed);
+            k.dev.store(crate::sys::dev(&st), Ordering::Relaxed);
             k.ino.store(st.st_ino, Ordering::Relaxed);
             if let Ok(d) = rustix::io::fcntl_dupfd_cloexec(b, HIGH_FD)
                 .or_else(|_| rustix::io::fcntl_dupfd_cloexec(b, 3))
@@ -66,7 +66,7 @@ impl Kept {
         // SAFETY: fstat only.
         let b = unsafe { BorrowedFd::borrow_raw(fd) };
         matches!(rustix::fs::fstat(b), Ok(st)
-            if st.st_dev == self.dev.load(Ordering::Relaxed)
+            if crate::sys::dev(&st) == self.dev.load(Ordering::Relaxed)
                 && st.st_ino == self.ino.load(Ordering::Relaxed))
     }
 
@@ -158,7 +158,7 @@ impl Sink {
         )?;
         let st = rustix::fs::fstat(&fd)?;
         let raw = fd.into_raw_fd();
-        self.dev.store(st.st_dev, Ordering::Relaxed);
+        self.dev.store(crate::sys::dev(&st), Ordering::Relaxed);
         self.ino.store(st.st_ino, Ordering::Relaxed);
         // The old number may belong to the program by now: forget it, never
         // close it.
@@ -173,7 +173,7 @@ impl Sink {
             // SAFETY: used only for fstat, which reports a closed fd as EBADF.
             let b = unsafe { BorrowedFd::borrow_raw(fd) };
             if let Ok(st) = rustix::fs::fstat(b) {
-                if st.st_dev == self.dev.load(Ordering::Relaxed)
+                if crate::sys::dev(&st) == self.dev.load(Ordering::Relaxed)
                     && st.st_ino == self.ino.load(Ordering::Relaxed)
                 {
                     return Some(fd);

@@ -1,0 +1,62 @@
+/* Darwin's variadic entry points: C reads the optional mode the way the
+ * caller passed it (on arm64 Darwin a variadic argument travels on the
+ * stack, not in a register, so a fixed-argument Rust hook cannot stand in
+ * for `open`), then hands fixed arguments to the Rust hooks.
+ *
+ * dyld rewires a call through the (replacement, original) pairs of the
+ * `__DATA,__interpose` section below; the Rust rows' pairs come from the
+ * `hooks!` macro (src/entry.rs), which leaves these symbols to this file.
+ *
+ * Only compiler-provided headers: the prototypes and the one constant used
+ * are Darwin's, spelled out, so the file is checked without a macOS SDK
+ * (`clang -target x86_64-apple-darwin -fsyntax-only`). No `fcntl`: its
+ * third argument is an int or a pointer by command, and no hook needs it.
+ * `execl` and friends join this file with the exec family on Darwin. */
+#include <stdarg.h>
+
+/* Darwin's mode_t (sys/_types/_mode_t.h) and O_CREAT (sys/fcntl.h). */
+typedef unsigned short darwin_mode_t;
+#define DARWIN_O_CREAT 0x00000200
+
+/* The originals: libSystem's, as <fcntl.h> declares them. */
+int open(const char *path, int flags, ...);
+int openat(int dirfd, const char *path, int flags, ...);
+
+/* The Rust hooks (src/hooks.rs), exported under their Darwin names. */
+int fsguard_hook_open(const char *path, int flags, darwin_mode_t mode);
+int fsguard_hook_openat(int dirfd, const char *path, int flags, darwin_mode_t mode);
+
+/* The mode argument exists only with O_CREAT (Darwin has no O_TMPFILE). */
+#define READ_MODE(last, flags, mode)                                           \
+    do {                                                                       \
+        if ((flags) & DARWIN_O_CREAT) {                                        \
+            va_list ap;                                                        \
+            va_start(ap, last);                                                \
+            mode = (darwin_mode_t)va_arg(ap, int);                             \
+            va_end(ap);                                                        \
+        }                                                                      \
+    } while (0)
+
+static int shim_open(const char *path, int flags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_hook_open(path, flags, mode);
+}
+
+static int shim_openat(int dirfd, const char *path, int flags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_hook_openat(dirfd, path, flags, mode);
+}
+
+/* One pair per entry point: what dyld calls instead, and what it replaces. */
+struct interpose {
+    const void *replacement;
+    const void *original;
+};
+
+__attribute__((used, section("__DATA,__interpose"))) static const struct interpose
+    interposed[] = {
+        {(const void *)&shim_open, (const void *)&open},
+        {(const void *)&shim_openat, (const void *)&openat},
+};
