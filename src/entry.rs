@@ -51,8 +51,11 @@ as_is!(
 );
 as_is!(*const libc::timeval, *const libc::utimbuf);
 as_is!(*const libc::sockaddr, *const *mut c_char);
+as_is!(*const *const c_char);
+// Distinct types on glibc; both `*mut c_void` on Darwin, where the exec
+// family is not built yet (docs/macos.md).
+#[cfg(target_os = "linux")]
 as_is!(
-    *const *const c_char,
     *const libc::posix_spawn_file_actions_t,
     *const libc::posix_spawnattr_t
 );
