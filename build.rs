@@ -71,7 +71,10 @@ fn main() {
     );
     println!("cargo:rustc-link-lib=dl");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
-        link_unwinder_statically();
+        // glibc targets only: std's unwinder on musl is already static.
+        if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu") {
+            link_unwinder_statically();
+        }
     }
     println!("cargo:rerun-if-changed={SHIM}");
     println!("cargo:rerun-if-changed=build.rs");
