@@ -120,6 +120,22 @@ fn main() {
         map.display()
     );
     println!("cargo:rustc-link-lib=dl");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        // glibc targets only: std's unwinder on musl is already static.
+        if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu") {
+            link_unwinder_statically();
+        }
+    }
     println!("cargo:rerun-if-changed={SHIM}");
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// Links GCC's unwinder (libgcc_eh.a) into the library instead of loading
+/// libgcc_s.so.1: that library cost every guarded process start eight or
+/// nine loader system calls, each two stops under `fsguard run`'s trace.
+/// Whole archive, ahead of std's `-lgcc_s`, so that `--as-needed` drops
+/// libgcc_s; rustc's version script keeps the unwinder's symbols local, so
+/// a program's own C++ exceptions still use its own unwinder.
+fn link_unwinder_statically() {
+    println!("cargo:rustc-link-lib=static:+whole-archive=gcc_eh");
 }
