@@ -8,6 +8,13 @@
 //! glibc's, including its `ELOOP` limit and its directory check before a
 //! trailing `/`, `/.` or `/..`. A `Walk` lives for one settings build, a
 //! moment in which `realpath` itself would not notice a change either.
+//!
+//! Asking the kernel for each whole path (`open(O_PATH)`, then `readlink`
+//! of `/proc/self/fd/N`) costs more than this: three calls per path, the
+//! `/proc` one dearer than a short `realpath`. Listing a directory to
+//! answer for its children costs more than looking them up one by one
+//! (`/etc`, `/proc`), and a listing cannot prove a name absent (procfs
+//! threads, autofs, case-folding directories).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
