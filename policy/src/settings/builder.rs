@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::paths::{absolute, canonical_prefix, expand_pattern, system_paths};
+use super::paths::{
+    absolute, canonical_prefix_in, expand_pattern, expand_pattern_in, system_paths,
+};
+use super::walk::Walk;
 use super::{Context, Error, ListKind, LogTarget, Settings};
 use crate::{presets, Access};
 
@@ -80,6 +83,7 @@ impl Builder {
             s.implicit = true;
             s.readonly = true;
         }
+        let walk = Walk::new();
         for p in pending {
             // A config's relative patterns are anchored at the root when the
             // policy has one (from any source): one policy, many workspaces.
@@ -88,7 +92,7 @@ impl Builder {
                 (Some(r), true) => PathBuf::from(r),
                 _ => p.base,
             };
-            let abs = expand_pattern(&p.text, &base, ctx.home.as_deref())
+            let abs = expand_pattern_in(&walk, &p.text, &base, ctx.home.as_deref())
                 .map_err(|e| Error::new(format!("{}: {e}", p.origin)))?;
             crate::PatternSet::new([abs.as_str()])
                 .map_err(|e| Error::new(format!("{}: {e}", p.origin)))?;
@@ -110,20 +114,23 @@ impl Builder {
                 .iter()
                 .any(|d| f.starts_with(d));
             if !kernel {
-                s.log.target =
-                    LogTarget::File(canonical_prefix(Path::new(f)).display().to_string());
+                s.log.target = LogTarget::File(
+                    canonical_prefix_in(&walk, Path::new(f))
+                        .display()
+                        .to_string(),
+                );
             }
         }
-        s.system_paths = system_paths(&ctx, s.root.as_deref());
+        s.system_paths = system_paths(&walk, &ctx, s.root.as_deref());
         s.home = ctx
             .home
             .as_ref()
-            .map(|h| canonical_prefix(h).display().to_string());
+            .map(|h| canonical_prefix_in(&walk, h).display().to_string());
         s.ipc_tag = Some(ipc_tag());
         s.secret_paths = match &ctx.home {
             Some(home) => presets::SECRETS
                 .iter()
-                .filter_map(|p| expand_pattern(p, Path::new("/"), Some(home)).ok())
+                .filter_map(|p| expand_pattern_in(&walk, p, Path::new("/"), Some(home)).ok())
                 .collect(),
             None => Vec::new(),
         };

@@ -16,6 +16,9 @@ mod frozen;
 mod paths;
 #[cfg(test)]
 mod tests;
+mod walk;
+#[cfg(test)]
+mod walk_tests;
 
 use std::ffi::OsString;
 use std::fmt;

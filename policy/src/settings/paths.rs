@@ -3,6 +3,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::walk::Walk;
 use super::{Context, Error};
 use crate::pattern::has_glob_meta;
 use crate::presets;
@@ -52,18 +53,23 @@ fn lexical(p: &Path) -> PathBuf {
 /// Canonicalizes the deepest existing ancestor of `p` and appends the rest
 /// (folded lexically): how `fsguard explain` names a path that may not exist.
 pub fn canonical_prefix(p: &Path) -> PathBuf {
+    canonical_prefix_in(&Walk::new(), p)
+}
+
+/// [`canonical_prefix`] with the kernel's answers shared through `walk`.
+pub(super) fn canonical_prefix_in(walk: &Walk, p: &Path) -> PathBuf {
     let p = lexical(p);
     // Most paths asked about (presets under `$HOME`, a log file to be made)
-    // have no symlink in them: one `lstat` per component finds where they
+    // have no symlink in them: one look per component finds where they
     // stop existing, where `realpath` would be retried from `/` for every
     // ancestor. Any symlink, or any other error, takes the general way.
-    if let Some(c) = plain_prefix(&p) {
+    if let Some(c) = walk.plain_prefix(&p) {
         return c;
     }
     let mut existing = p.clone();
     let mut rest = Vec::new();
     loop {
-        if let Ok(c) = std::fs::canonicalize(&existing) {
+        if let Ok(c) = walk.canonicalize(&existing) {
             let mut out = c;
             for r in rest.iter().rev() {
                 out.push(r);
@@ -83,34 +89,20 @@ pub fn canonical_prefix(p: &Path) -> PathBuf {
     }
 }
 
-/// `canonical_prefix` of the lexically folded absolute `p` when no existing
-/// component of it is a symlink: then `p` is already canonical. `None` when
-/// one is, or when a component cannot be examined.
-fn plain_prefix(p: &Path) -> Option<PathBuf> {
-    let mut cur = PathBuf::from("/");
-    for c in p.components().skip(1) {
-        cur.push(c);
-        match std::fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => return None,
-            Ok(_) => {}
-            // Nothing at `cur` (or a non-directory above it): the rest is
-            // appended as is, as the general way would.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(20 /* ENOTDIR */) =>
-            {
-                return Some(p.to_path_buf());
-            }
-            Err(_) => return None,
-        }
-    }
-    Some(p.to_path_buf())
-}
-
 /// Makes a user pattern absolute and canonical: `~/` expanded, relative
 /// patterns against `base`, a slash-less glob (`*.pem`) matching at any depth
 /// below `base`, and the literal leading part resolved through symlinks.
 pub(super) fn expand_pattern(
+    pattern: &str,
+    base: &Path,
+    home: Option<&Path>,
+) -> Result<String, Error> {
+    expand_pattern_in(&Walk::new(), pattern, base, home)
+}
+
+/// [`expand_pattern`] with the kernel's answers shared through `walk`.
+pub(super) fn expand_pattern_in(
+    walk: &Walk,
     pattern: &str,
     base: &Path,
     home: Option<&Path>,
@@ -132,7 +124,9 @@ pub(super) fn expand_pattern(
         format!("{}/{text}", base.display())
     };
     if !glob {
-        return Ok(canonical_prefix(Path::new(&abs)).display().to_string());
+        return Ok(canonical_prefix_in(walk, Path::new(&abs))
+            .display()
+            .to_string());
     }
     // Split at the first component with glob syntax; canonicalize before it.
     let comps: Vec<&str> = abs.split('/').collect();
@@ -142,7 +136,10 @@ pub(super) fn expand_pattern(
         .unwrap_or(comps.len());
     let literal = comps[..first_glob].join("/");
     let tail = comps[first_glob..].join("/");
-    let lit = canonical_prefix(Path::new(if literal.is_empty() { "/" } else { &literal }));
+    let lit = canonical_prefix_in(
+        walk,
+        Path::new(if literal.is_empty() { "/" } else { &literal }),
+    );
     let lit = lit.display().to_string();
     Ok(if lit == "/" {
         format!("/{tail}")
@@ -157,8 +154,8 @@ pub(super) fn expand_pattern(
 /// other directory only for itself. Never a location that would hand out
 /// more than installed software: `/`, `$HOME` or a home directory, the root
 /// or anything above it, a temporary directory.
-pub(super) fn system_paths(ctx: &Context, root: Option<&str>) -> Vec<String> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+pub(super) fn system_paths(walk: &Walk, ctx: &Context, root: Option<&str>) -> Vec<String> {
+    let canon = |p: &Path| walk.canonicalize(p).ok();
     let home = ctx.home.as_deref().and_then(canon);
     let root = root.map(PathBuf::from);
     let mut temps: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
@@ -209,7 +206,7 @@ pub(super) fn system_paths(ctx: &Context, root: Option<&str>) -> Vec<String> {
     out.extend(dirs.into_iter().map(|d| d.display().to_string()));
     if let Some(home) = &ctx.home {
         for p in presets::TOOL_CONFIGS {
-            if let Ok(abs) = expand_pattern(p, Path::new("/"), Some(home)) {
+            if let Ok(abs) = expand_pattern_in(walk, p, Path::new("/"), Some(home)) {
                 out.push(abs);
             }
         }
