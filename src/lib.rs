@@ -12,6 +12,8 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod errno;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod real;
 mod reserve;
 mod sys;
