@@ -143,3 +143,33 @@ fn a_panic_under_rust_backtrace_reads_nothing_of_the_library() {
         "the library's file was opened again:\n{text}"
     );
 }
+
+/// The library's panic hook is its own std's (statically linked into the
+/// cdylib, nothing of it exported): a Rust program's hook still prints.
+#[test]
+fn a_rust_programs_own_panic_hook_is_untouched() {
+    let td = TempDir::new("internal-host");
+    let src = td.join("host.rs");
+    write_file(
+        &src,
+        "fn main() {\n    let r = std::panic::catch_unwind(|| panic!(\"host panic\"));\n    \
+         println!(\"caught={}\", r.is_err());\n}\n",
+        0o644,
+    );
+    let host = td.join("host");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let o = run(bare_cmd(rustc).arg("-O").arg(&src).arg("-o").arg(&host));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    let o = run(
+        guarded_cmd(&host, &[("FSGUARD_ROOT", td.path().to_str().unwrap())])
+            .env("RUST_BACKTRACE", "0"),
+    );
+    assert_eq!(o.stdout, "caught=true\n", "{}", o.describe());
+    assert!(
+        o.stderr.contains("panicked at") && o.stderr.contains("host panic"),
+        "{}",
+        o.describe()
+    );
+    // Nothing refused: the message is the program's own hook at work.
+    assert_no_blocked(&o);
+}
