@@ -221,28 +221,13 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
     crate::reserve::take();
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
-        .unwrap_or_else(|_| check_failed(g, call, targets));
+        .unwrap_or_else(|_| crate::internal::check_failed(g, call, targets));
     set_errno(saved);
     // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
     match r {
         Ok(()) | Err(AUDITED) => Ok(()),
         Err(e) => Err(e),
     }
-}
-
-/// A check that panicked: refused and traced as the caller passed its
-/// paths (their resolution is what failed). Out of line: not on the
-/// checks' own path.
-#[cold]
-#[inline(never)]
-fn check_failed(g: &Guard, call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-    fn shown<'a>(t: &Target<'a>) -> &'a [u8] {
-        t.path.get().map_or(&b"?"[..], CStr::to_bytes)
-    }
-    let access = targets.iter().find_map(|t| t.access);
-    let dest = targets.get(1).map(shown);
-    let path = targets.first().map_or(&b"?"[..], shown);
-    Err(g.internal_error(call, access.unwrap_or(Access::Read), path, dest))
 }
 
 /// Hands back a call's result `r` after dropping its `state` (closing the
@@ -428,35 +413,6 @@ impl Guard {
             Err(AUDITED) => Ok(()),
             r => r,
         }
-    }
-
-    /// A check of this library's that panicked (a bug here): the call is
-    /// refused with EACCES, in audit mode too, and traced like any denial
-    /// with `rule=internal_error`. Returns the errno.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn internal_error(
-        &self,
-        call: &'static str,
-        access: Access,
-        path: &[u8],
-        dest: Option<&[u8]>,
-    ) -> c_int {
-        // A second panic, in the trace itself, loses the line, not the denial.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            self.sink.emit(&Event {
-                event: "blocked",
-                call,
-                access,
-                path,
-                dest,
-                rule: Rule::InternalError,
-                errno: libc::EACCES,
-                hint: None,
-            });
-            crate::trace::report("internal", call, access, path);
-        }));
-        libc::EACCES
     }
 
     /// `mine` is the path this decision was about (the hint names it).

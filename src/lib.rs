@@ -31,6 +31,7 @@ pub mod handoff;
 pub mod hooks;
 pub mod hooks_more;
 pub mod init;
+mod internal;
 pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod syscall;
