@@ -215,7 +215,7 @@ pub unsafe extern "C" fn fsguard_dlmopen_check(lmid: c_long, name: *const c_char
     let r = std::panic::catch_unwind(|| {
         g.refuse("dlmopen", Access::Exec, shown, Rule::Unguarded("namespace"))
     })
-    .unwrap_or(Err(libc::EACCES));
+    .unwrap_or_else(|_| Err(g.internal_error("dlmopen", Access::Exec, shown, None)));
     set_errno(saved);
     match r {
         Ok(()) => 0,

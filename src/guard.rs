@@ -221,7 +221,7 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
     crate::reserve::take();
     let saved = errno();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
-        .unwrap_or(Err(libc::EACCES));
+        .unwrap_or_else(|_| crate::internal::check_failed(g, call, targets));
     set_errno(saved);
     // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
     match r {
@@ -264,6 +264,8 @@ impl Guard {
         targets: &[Target],
         vias: &mut [Via; 2],
     ) -> Result<(), c_int> {
+        #[cfg(feature = "fault-injection")]
+        crate::fault::inject(targets);
         let [v0, v1] = vias;
         if targets.len() == 1 {
             return self.check_one(call, &targets[0], v0);

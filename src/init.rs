@@ -194,6 +194,13 @@ pub unsafe extern "C" fn init(
     if !guard::begin_load() {
         return;
     }
+    // The hook of this library's own std (linked into it, with its own
+    // hook, not the program's). Silent: every panic here is caught and
+    // reported as a trace line (`rule=internal_error`); the default hook
+    // would print to the program's stderr and, under RUST_BACKTRACE, read
+    // this library's file through its own hooks to symbolize. A ZST: no
+    // allocation.
+    std::panic::set_hook(Box::new(|_| {}));
     let saved = errno();
     handshake(envp);
     let loaded = catch_unwind(|| load(envp))

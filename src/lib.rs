@@ -12,6 +12,8 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod errno;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod real;
 mod reserve;
 mod sys;
@@ -29,6 +31,7 @@ pub mod handoff;
 pub mod hooks;
 pub mod hooks_more;
 pub mod init;
+mod internal;
 pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod syscall;

@@ -118,6 +118,12 @@ impl Report {
                 .and_then(|n| n.parse::<u64>().ok())
             {
                 self.lost = self.lost.saturating_add(n);
+            } else if let Some(rest) = line.strip_prefix("internal ") {
+                // A check that failed inside the library: refused, in
+                // audit mode too; the rule is carried by the event.
+                self.blocked += 1;
+                self.first_blocked.get_or_insert_with(|| rest.to_string());
+                self.note(format!("(internal) {rest}"));
             } else if let Some(rest) = line.strip_prefix("audit ") {
                 self.audited += 1;
                 self.first_audited.get_or_insert_with(|| rest.to_string());

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use fsguard_policy::suggest::Places;
-use fsguard_policy::{Access, ListKind, Mode, Policy, Settings};
+use fsguard_policy::{Access, ListKind, Mode, Policy, Rule, Settings};
 
 use crate::{Cli, Flag};
 
@@ -36,13 +36,19 @@ pub fn rows(events: &[(String, u64)], settings: &Settings, places: &Places) -> V
     let mut out: Vec<Row> = Vec::new();
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
     for (ev, n) in events {
-        let ev = ev.strip_prefix("(audit) ").unwrap_or(ev);
+        let internal = ev.strip_prefix("(internal) ");
+        let ev = internal.unwrap_or_else(|| ev.strip_prefix("(audit) ").unwrap_or(ev));
         let mut parts = ev.splitn(3, ' ');
         let (Some(call), Some(access), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        let rule = rule_of(policy.as_ref(), call, access, path);
+        // Decided again, except a check that failed inside the library,
+        // which no policy decides.
+        let rule = match internal {
+            Some(_) => Rule::InternalError.to_string(),
+            None => rule_of(policy.as_ref(), call, access, path),
+        };
         let dir = group(path, places);
         let key = (rule.clone(), access.to_string(), dir.clone());
         match index.get(&key) {
@@ -367,6 +373,18 @@ mod tests {
                 ),
                 (1, "write", "root", "/tmp/a/b/c", "/tmp/a/b/c/d/e"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_check_that_failed_in_the_library_is_its_own_rule() {
+        // Inside the root, so deciding again would allow it.
+        let events = ev(&[("(internal) mkdir write /ws/d", 1)]);
+        let r = rows(&events, &settings(), &places());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].rule.as_str(), r[0].first.as_str()),
+            ("internal_error", "/ws/d")
         );
     }
 

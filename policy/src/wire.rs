@@ -240,6 +240,10 @@ mod tests {
             t(&ev(b"", None, Rule::Unguarded("static"))),
             "[fsguard] blocked rename write path=\"\" rule=unguarded_exec:static"
         );
+        assert_eq!(
+            t(&ev(b"/ws/a", None, Rule::InternalError)),
+            "[fsguard] blocked rename write path=/ws/a rule=internal_error"
+        );
     }
 
     #[test]
@@ -263,6 +267,11 @@ mod tests {
         let line = j(&ev(b"/ws/\xe9\t", None, Rule::Unguarded("setid")));
         assert!(
             line.contains("\"path\":\"/ws/\\udce9\\t\",\"rule\":\"unguarded_exec:setid\""),
+            "{line}"
+        );
+        let line = j(&ev(b"/ws/a", None, Rule::InternalError));
+        assert!(
+            line.contains("\"path\":\"/ws/a\",\"rule\":\"internal_error\""),
             "{line}"
         );
         // What serde_json reads back is the same object.

@@ -72,7 +72,7 @@ fn unguarded(
             }
         }
     })
-    .unwrap_or(Err(libc::EACCES));
+    .unwrap_or_else(|_| Err(g.internal_error(call, Access::Exec, shown(path), None)));
     set_errno(saved);
     r
 }
@@ -88,9 +88,9 @@ fn check_interpreters(
     path: CArg<'_>,
     follow: Follow,
 ) -> Result<(), c_int> {
-    if guard::get().is_none() {
+    let Some(g) = guard::get() else {
         return Ok(());
-    }
+    };
     let saved = guard::errno();
     let r = std::panic::catch_unwind(|| {
         let Some(mut fd) = open_exec(dirfd, path, follow) else {
@@ -121,11 +121,17 @@ fn check_interpreters(
         }
         Ok(())
     })
-    .unwrap_or(Err(libc::EACCES));
+    .unwrap_or_else(|_| Err(g.internal_error(call, Access::Exec, shown(path), None)));
     if r.is_ok() {
         set_errno(saved);
     }
     r
+}
+
+/// A program's path as the caller passed it, for the trace of a check
+/// that failed inside this library.
+fn shown<'a>(path: CArg<'a>) -> &'a [u8] {
+    path.get().map_or(&b"?"[..], CStr::to_bytes)
 }
 
 /// Bytes of a file's head read for its `#!` line, as the kernel reads it.

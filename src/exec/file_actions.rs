@@ -193,7 +193,11 @@ impl Actions {
             // SAFETY: the actions read above.
             unsafe { Actions::run(call, fa, list) }
         }))
-        .unwrap_or(Err(libc::EACCES));
+        .unwrap_or_else(|_| {
+            // No single path: the actions name several, or none.
+            let g = guard::get().ok_or(libc::EACCES)?;
+            Err(g.internal_error(call, Access::Exec, b"?", None))
+        });
         set_errno(saved);
         r
     }

@@ -30,6 +30,40 @@ pub fn cli() -> &'static Path {
     &artifacts().cli
 }
 
+/// The library built with the `fault-injection` feature (a check of a path
+/// named `fsguard-fault-panic` panics), once per test binary, in a target
+/// dir of its own so the release library is never replaced by it. Only the
+/// cdylib: no CLI.
+pub fn fault_lib() -> &'static Path {
+    static LIB: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match LIB.get_or_init(build_fault_lib) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn build_fault_lib() -> Result<PathBuf, String> {
+    let dir = target_dir().join("fault-injection");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--lib", "-p", "fsguard"])
+        .args(["--features", "fault-injection", "--target-dir"])
+        .arg(&dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {} build: {e}", env!("CARGO")))?;
+    let lib = dir.join("release/libfsguard.so");
+    if !out.status.success() || !lib.is_file() {
+        return Err(format!(
+            "building the fault-injection library failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(lib)
+}
+
 fn target_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     match std::env::var_os("CARGO_TARGET_DIR") {

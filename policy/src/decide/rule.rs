@@ -50,6 +50,9 @@ pub enum Rule<'a> {
     /// An exec the library cannot follow (`static` or `setid` program),
     /// refused by `unguarded_exec = "deny"`.
     Unguarded(&'a str),
+    /// The library failed inside its own check (a bug: a panic it caught);
+    /// the call is refused, in audit mode too.
+    InternalError,
 }
 
 impl fmt::Display for Rule<'_> {
@@ -77,6 +80,7 @@ impl fmt::Display for Rule<'_> {
             Rule::Default => f.write_str("default"),
             Rule::Unresolved => f.write_str("unresolved"),
             Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
+            Rule::InternalError => f.write_str("internal_error"),
         }
     }
 }
