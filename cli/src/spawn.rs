@@ -137,7 +137,6 @@ pub(crate) fn spawn(start: Start) -> Result<libc::pid_t, String> {
     // SAFETY: `entry` only runs `child` (system calls, then exec or
     // `_exit`), and `start` outlives the call.
     unsafe { sys::start(entry, &start as *const Start as *mut libc::c_void) }
-        .map_err(|e| format!("starting the command: {e}"))
 }
 
 /// The child: runs only syscalls until exec. Reports failures on

@@ -62,10 +62,10 @@ pub(crate) fn sealed_policy(_frozen: &str) -> Result<OwnedFd, String> {
 pub(crate) unsafe fn start(
     entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
     arg: *mut libc::c_void,
-) -> std::io::Result<libc::pid_t> {
+) -> Result<libc::pid_t, String> {
     // SAFETY: the child only runs `entry`, which the caller vouches for.
     match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()),
+        -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
         0 => {
             entry(arg);
             // SAFETY: `entry` does not return; if it did, leave at once.

@@ -68,7 +68,7 @@ const STACK: usize = 64 * 1024;
 pub(crate) unsafe fn start(
     entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
     arg: *mut libc::c_void,
-) -> std::io::Result<libc::pid_t> {
+) -> Result<libc::pid_t, String> {
     let mut stack = vec![0u8; STACK];
     // The stack grows down from its (16-byte aligned) end.
     let top = (stack.as_mut_ptr() as usize + STACK) & !15;
@@ -83,7 +83,7 @@ pub(crate) unsafe fn start(
         )
     };
     if pid < 0 {
-        return Err(std::io::Error::last_os_error());
+        return Err(format!("clone: {}", std::io::Error::last_os_error()));
     }
     drop(stack);
     Ok(pid)
