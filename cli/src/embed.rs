@@ -17,22 +17,40 @@
 //!   `O_NOFOLLOW` and compared with the embedded copy byte for byte; a
 //!   different file is replaced, and if that does not hold, refused.
 
+// A build without the library keeps the installer (and its tests) compiled.
+#![cfg_attr(fsguard_no_embed, allow(dead_code))]
+
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The library's bytes.
+#[cfg(not(fsguard_no_embed))]
 static BYTES: &[u8] = include_bytes!(env!("FSGUARD_EMBED_PATH"));
 /// Its file name (`libfsguard.so`).
+#[cfg(not(fsguard_no_embed))]
 const NAME: &str = env!("FSGUARD_EMBED_NAME");
 /// A hash of the bytes: the cache subdirectory, one per library version.
+#[cfg(not(fsguard_no_embed))]
 const HASH: &str = env!("FSGUARD_EMBED_HASH");
 
 /// The path of the cached, verified copy of the embedded library.
+#[cfg(not(fsguard_no_embed))]
 pub fn library() -> Result<PathBuf, String> {
     let base = cache_base()?;
     install(&base, HASH, NAME, BYTES).map_err(|e| format!("the embedded library: {e}"))
+}
+
+/// A build for macOS made where nothing links (cli/build.rs) carries no
+/// library: say so, and how to name one.
+#[cfg(fsguard_no_embed)]
+pub fn library() -> Result<PathBuf, String> {
+    Err(
+        "no embedded library in this build (built for macOS where no macOS SDK \
+         could link one)"
+            .into(),
+    )
 }
 
 /// `$XDG_CACHE_HOME`, else `$HOME/.cache` (relative values are ignored, as
@@ -284,11 +302,10 @@ fn lstat(p: &Path) -> std::io::Result<libc::stat> {
 
 /// The path the kernel has for a directory we hold open: no symlinks.
 fn fd_path(fd: &OwnedFd) -> Result<PathBuf, String> {
-    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-        .map_err(|e| format!("cannot name an open directory: {e}"))
+    crate::sys::fd_path(fd.as_raw_fd()).map_err(|e| format!("cannot name an open directory: {e}"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(fsguard_no_embed)))]
 mod tests {
     use super::*;
 

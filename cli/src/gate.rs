@@ -34,20 +34,11 @@ pub(crate) fn handshake(
     }
     // The byte is written (traced) or will be (untraced, where EOF means
     // the child went away without loading us).
-    let mut b = [0u8; 1];
-    let mut f = std::fs::File::from(hs_parent);
-    // A signal interrupts the read (no SA_RESTART): retry.
-    let got = loop {
-        match std::io::Read::read(&mut f, &mut b) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            r => break r,
-        }
-    };
-    match got {
-        Ok(1) => Ok(()),
-        _ if traced => Err("the library did not confirm it loaded".into()),
-        _ => Err("the library did not load (and the command could not be \
-                  stopped early: ptrace unavailable)"
+    match crate::spawn::handshake_byte(hs_parent) {
+        true => Ok(()),
+        false if traced => Err("the library did not confirm it loaded".into()),
+        false => Err("the library did not load (and the command could not be \
+                      stopped early: ptrace unavailable)"
             .into()),
     }
 }

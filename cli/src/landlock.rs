@@ -14,20 +14,16 @@ use landlock::{
     RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
 };
 
-/// `--landlock`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Landlock {
-    /// The default: applied where the kernel has Landlock, silently skipped
-    /// where it has none; partial enforcement is reported.
-    #[default]
-    Auto,
-    /// `--no-landlock`.
-    Off,
-    /// `--landlock`: applied if the kernel has it, else a warning.
-    BestEffort,
-    /// Fully enforced, or fsguard fails (125).
-    Required,
-}
+pub use crate::args::Landlock;
+
+/// The ruleset the child applies.
+pub type Rules = RulesetCreated;
+/// What the kernel made of it.
+pub type Status = RulesetStatus;
+
+/// Why no ruleset can be applied on a kernel without Landlock.
+pub const UNAVAILABLE: &str = "this kernel has no Landlock (not built in, or not enabled at boot: \
+                               add landlock to the lsm= boot parameter)";
 
 /// The newest ABI the landlock crate knows. Pinned rather than derived, so
 /// that a crate upgrade cannot start handling a new access right unseen: the
@@ -92,7 +88,7 @@ pub fn missing_rights(abi: ABI) -> Vec<&'static str> {
 
 /// What fsguard says about a ruleset the kernel `kernel_abi` applied with
 /// `status`; `None` when it is fully enforced.
-pub fn status_message(status: &RulesetStatus, kernel_abi: i32) -> Option<String> {
+pub fn status_message(status: &Status, kernel_abi: i32) -> Option<String> {
     let what = match status {
         RulesetStatus::FullyEnforced => return None,
         RulesetStatus::PartiallyEnforced => "partially enforced",
@@ -118,8 +114,25 @@ pub fn status_byte(status: &RulesetStatus) -> u8 {
     }
 }
 
+/// In the child before exec: applies `rs` and reports its status on
+/// `err` ([`status_byte`]). Err: the errno to fail with (`ENOSYS`: not
+/// fully enforced while `required`).
+pub fn restrict(rs: Rules, err: std::os::fd::RawFd, required: bool) -> Result<(), i32> {
+    match rs.restrict_self() {
+        Ok(st) => {
+            // SAFETY: writes one byte to our pipe.
+            unsafe { libc::write(err, [status_byte(&st.ruleset)].as_ptr().cast(), 1) };
+            if required && st.ruleset != RulesetStatus::FullyEnforced {
+                return Err(libc::ENOSYS);
+            }
+            Ok(())
+        }
+        Err(_) => Err(libc::EPERM),
+    }
+}
+
 /// The status back from [`status_byte`]; `None` for any other byte.
-pub fn status_from_byte(b: u8) -> Option<RulesetStatus> {
+pub fn status_from_byte(b: u8) -> Option<Status> {
     match b {
         b'F' => Some(RulesetStatus::FullyEnforced),
         b'P' => Some(RulesetStatus::PartiallyEnforced),

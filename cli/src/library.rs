@@ -67,3 +67,18 @@ pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
     })?;
     (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
 }
+
+/// The program, `exe` itself or a script's interpreter, from which the
+/// system strips the preload variable (macOS's System Integrity Protection:
+/// [`crate::sys::dyld_stripped`]); `None` on Linux, where there is none.
+pub(crate) fn stripped_program(exe: &Path) -> Option<PathBuf> {
+    let canon = std::fs::canonicalize(exe).ok()?;
+    if crate::sys::dyld_stripped(&canon) {
+        return Some(canon);
+    }
+    let mut head = [0u8; 256];
+    let n = std::io::Read::read(&mut std::fs::File::open(&canon).ok()?, &mut head).ok()?;
+    let interp = &head[fsguard_policy::program::interpreter(&head[..n])?];
+    let interp = std::fs::canonicalize(OsStr::from_bytes(interp)).ok()?;
+    crate::sys::dyld_stripped(&interp).then_some(interp)
+}

@@ -6,7 +6,11 @@ mod args;
 mod check;
 mod discover;
 mod embed;
+// The handshake gate and Landlock are Linux's; elsewhere the same
+// interface without them (docs/macos.md).
+#[cfg_attr(not(target_os = "linux"), path = "nogate.rs")]
 mod gate;
+#[cfg_attr(not(target_os = "linux"), path = "nolandlock.rs")]
 mod landlock;
 mod library;
 mod outcome;
@@ -18,6 +22,7 @@ mod settings;
 mod signals;
 mod spawn;
 mod suggest;
+mod sys;
 mod tmpdir;
 mod wrap;
 

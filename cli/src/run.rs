@@ -15,7 +15,7 @@
 //!   (the library reports them on `FSGUARD_REPORT_FD`).
 
 use std::ffi::{CString, OsStr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +28,7 @@ use fsguard_policy::{
 
 use crate::gate::handshake;
 use crate::landlock::Landlock;
-use crate::library::{find_library, static_program};
+use crate::library::{find_library, static_program, stripped_program};
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
 use crate::spawn::{
@@ -118,8 +118,8 @@ fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
         }
         LogFormat::Text => wire::text(&mut line, &ev),
         LogFormat::Json => {
-            // As the library names it: what /proc/self/exe links to.
-            let exe = std::fs::read_link("/proc/self/exe")
+            // As the library names it.
+            let exe = crate::sys::exe_path()
                 .map(|e| e.display().to_string())
                 .unwrap_or_default();
             let now = std::time::SystemTime::now()
@@ -179,6 +179,17 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(code));
         }
     };
+    // macOS's counterpart of a static program, refused whatever
+    // unguarded_exec says: dyld would drop the library without a word.
+    if let Some(p) = stripped_program(&exe) {
+        return Err(format!(
+            "{}: protected by System Integrity Protection: macOS strips \
+             DYLD_INSERT_LIBRARIES from it, so the library would not be loaded; \
+             use a program installed outside the system directories (for Python, \
+             one from python.org, Homebrew or a virtual environment made from it)",
+            p.display()
+        ));
+    }
     let unguarded = static_program(&exe, 0);
     if let Some(p) = &unguarded {
         match settings.unguarded_exec {
@@ -217,8 +228,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     if opts.landlock != Landlock::Off {
         let abi = landlock::kernel_abi();
         if abi == 0 {
-            let why = "this kernel has no Landlock (not built in, or not enabled at boot: \
-                       add landlock to the lsm= boot parameter)";
+            let why = landlock::UNAVAILABLE;
             if opts.landlock == Landlock::Required {
                 return Err(format!("--landlock=required: {why}"));
             }
@@ -239,22 +249,8 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     // The handshake socket and the report pipe; the child's ends are made
     // inheritable after fork.
-    let mut sp = [0; 2];
-    // SAFETY: sp has room for two descriptors.
-    let r = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            sp.as_mut_ptr(),
-        )
-    };
-    if r != 0 {
-        return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: fresh descriptors we own.
-    let (hs_parent, hs_child) =
-        unsafe { (OwnedFd::from_raw_fd(sp[0]), OwnedFd::from_raw_fd(sp[1])) };
+    let [hs_parent, hs_child] =
+        crate::sys::socketpair_cloexec().map_err(|e| format!("socketpair: {e}"))?;
     let hs_fd: RawFd = hs_child.as_raw_fd();
     let (rep_r, rep_w) = report_pipe()?;
     let (err_r, err_w) = pipe(libc::O_CLOEXEC)?;

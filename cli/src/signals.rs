@@ -71,13 +71,7 @@ impl SigChld {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ts = libc::timespec {
-            tv_sec: ms / 1000,
-            tv_nsec: (ms % 1000) * 1_000_000,
-        };
-        // SAFETY: one pollfd (a negative fd is ignored), a valid timespec
-        // and signal mask.
-        unsafe { libc::ppoll(&mut pfd, 1, &ts, &self.waiting) };
+        crate::sys::poll_unmasked(&mut pfd, ms, &self.waiting);
     }
 }
 

@@ -3,11 +3,11 @@
 //! (`no_new_privs`, Landlock, ptrace, exec), reported on a pipe.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::landlock;
+use crate::{landlock, sys};
 
 /// Makes a C string; fails on an interior NUL.
 pub(crate) fn cstr(b: &[u8]) -> Result<CString, String> {
@@ -20,8 +20,7 @@ pub(crate) fn report_pipe() -> Result<(OwnedFd, OwnedFd), String> {
     let (r, w) = pipe(libc::O_CLOEXEC)?;
     set_nonblocking(r.as_raw_fd());
     set_nonblocking(w.as_raw_fd());
-    // SAFETY: fcntl on our pipe; failure only leaves the default size.
-    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+    sys::grow_pipe(w.as_raw_fd());
     Ok((r, w))
 }
 
@@ -59,39 +58,23 @@ pub(crate) fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
 
 /// A pipe: (read end, write end).
 pub(crate) fn pipe(flags: libc::c_int) -> Result<(OwnedFd, OwnedFd), String> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), flags) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: fresh descriptors we own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    sys::pipe2(flags).map_err(|e| format!("pipe: {e}"))
 }
 
-/// A memfd holding `frozen`, sealed against any change (the library refuses
-/// an unsealed one), `CLOEXEC` until the child makes it inheritable.
-pub(crate) fn sealed_policy(frozen: &str) -> Result<OwnedFd, String> {
-    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
-    // SAFETY: a C string literal; the fd is ours.
-    let fd = unsafe {
-        libc::memfd_create(
-            c"fsguard-policy".as_ptr(),
-            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-        )
-    };
-    if fd < 0 {
-        return Err(err("memfd_create"));
+pub(crate) use sys::sealed_policy;
+
+/// Reads the handshake byte from `hs_parent`: true once the library wrote
+/// it, false on EOF (the command went away without loading it) or error.
+pub(crate) fn handshake_byte(hs_parent: OwnedFd) -> bool {
+    let mut b = [0u8; 1];
+    let mut f = std::fs::File::from(hs_parent);
+    // A signal interrupts the read (no SA_RESTART): retry.
+    loop {
+        match std::io::Read::read(&mut f, &mut b) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => break matches!(r, Ok(1)),
+        }
     }
-    // SAFETY: fresh and ours.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut f = std::fs::File::from(fd);
-    std::io::Write::write_all(&mut f, frozen.as_bytes()).map_err(|e| e.to_string())?;
-    let seals = libc::F_SEAL_WRITE | libc::F_SEAL_GROW | libc::F_SEAL_SHRINK | libc::F_SEAL_SEAL;
-    // SAFETY: fcntl on our memfd.
-    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
-        return Err(err("sealing the policy memfd"));
-    }
-    Ok(f.into())
 }
 
 /// Sets `O_NONBLOCK` on `fd`.
@@ -113,7 +96,7 @@ pub(crate) const MSG_LANDLOCK: u8 = b'L';
 pub(crate) fn reap(pid: libc::pid_t) {
     let mut st = 0;
     // SAFETY: our child; retried on EINTR.
-    while unsafe { libc::waitpid(pid, &mut st, libc::__WALL) } < 0
+    while unsafe { libc::waitpid(pid, &mut st, sys::WAIT_ALL) } < 0
         && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
 }
@@ -125,24 +108,19 @@ pub(crate) struct Start<'a> {
     pub(crate) envp: &'a [*const libc::c_char],
     pub(crate) keep: [RawFd; 3],
     pub(crate) err: RawFd,
-    pub(crate) ruleset: Option<::landlock::RulesetCreated>,
+    pub(crate) ruleset: Option<landlock::Rules>,
     pub(crate) required: bool,
     pub(crate) trace: bool,
     pub(crate) cache: Option<&'a crate::presets::CacheDirs>,
 }
 
-/// The child's stack: [`child`] makes system calls and little else.
-const STACK: usize = 64 * 1024;
-
-/// Starts the command's process as `posix_spawn` does: a child that shares
-/// this process's memory until its exec (`CLONE_VM | CLONE_VFORK`), so no
-/// page tables are copied for it, nor torn down again at its exec. This
-/// thread is suspended until the child has exec'd or exited. The child's
-/// descriptor table is its own copy, as after fork.
+/// Starts the command's process ([`sys::start`]: on Linux a child that
+/// shares this process's memory until its exec, this thread suspended
+/// meanwhile; on macOS a fork) running [`child`].
 pub(crate) fn spawn(start: Start) -> Result<libc::pid_t, String> {
     extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` is the `Start` below, alive and unchanged while the
-        // parent is suspended (CLONE_VFORK).
+        // parent is suspended (Linux) or in the child's own copy (fork).
         let s = unsafe { &*(arg as *const Start) };
         // SAFETY: a bitwise copy of the ruleset (a descriptor and plain
         // flags, no heap memory): it is consumed here and closes the
@@ -156,24 +134,9 @@ pub(crate) fn spawn(start: Start) -> Result<libc::pid_t, String> {
             )
         }
     }
-    let mut stack = vec![0u8; STACK];
-    // The stack grows down from its (16-byte aligned) end.
-    let top = (stack.as_mut_ptr() as usize + STACK) & !15;
-    // SAFETY: a stack of our own for the child, and `start` outlives it
-    // (the call returns once the child has exec'd or exited).
-    let pid = unsafe {
-        libc::clone(
-            entry,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            &start as *const Start as *mut libc::c_void,
-        )
-    };
-    if pid < 0 {
-        return Err(format!("clone: {}", std::io::Error::last_os_error()));
-    }
-    drop(stack);
-    Ok(pid)
+    // SAFETY: `entry` only runs `child` (system calls, then exec or
+    // `_exit`), and `start` outlives the call.
+    unsafe { sys::start(entry, &start as *const Start as *mut libc::c_void) }
 }
 
 /// The child: runs only syscalls until exec. Reports failures on
@@ -190,7 +153,7 @@ unsafe fn child(
     envp: &[*const libc::c_char],
     keep: [RawFd; 3],
     err: RawFd,
-    ruleset: Option<::landlock::RulesetCreated>,
+    ruleset: Option<landlock::Rules>,
     required: bool,
     trace: bool,
     cache: Option<&crate::presets::CacheDirs>,
@@ -210,27 +173,18 @@ unsafe fn child(
         for fd in keep {
             libc::fcntl(fd, libc::F_SETFD, 0);
         }
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            fail(MSG_LANDLOCK, *libc::__errno_location());
-        }
+    }
+    if let Err(e) = sys::no_new_privs() {
+        fail(MSG_LANDLOCK, e);
     }
     if let Some(rs) = ruleset {
-        match rs.restrict_self() {
-            Ok(st) => {
-                // SAFETY: writes one byte to our pipe.
-                unsafe {
-                    libc::write(err, [landlock::status_byte(&st.ruleset)].as_ptr().cast(), 1)
-                };
-                if required && st.ruleset != ::landlock::RulesetStatus::FullyEnforced {
-                    fail(MSG_LANDLOCK, libc::ENOSYS)
-                }
-            }
-            Err(_) => fail(MSG_LANDLOCK, libc::EPERM),
+        if let Err(e) = landlock::restrict(rs, err, required) {
+            fail(MSG_LANDLOCK, e)
         }
     }
     // SAFETY: as above.
     unsafe {
-        let tag = if trace && libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) == 0 {
+        let tag = if trace && sys::trace_me() {
             MSG_TRACED
         } else {
             MSG_UNTRACED
@@ -241,6 +195,6 @@ unsafe fn child(
         }
         libc::write(err, [tag].as_ptr().cast(), 1);
         libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
-        fail(MSG_EXEC, *libc::__errno_location());
+        fail(MSG_EXEC, sys::errno());
     }
 }

@@ -60,8 +60,8 @@ pub fn cmd_wrap(name: &OsStr, cli: &Cli, argv: &[OsString]) -> Result<ExitCode, 
     Policy::new(s).map_err(|e| e.to_string())?;
     if cli.run.landlock == Landlock::Required && kernel_abi() == 0 {
         eprintln!(
-            "fsguard: warning: --landlock=required: this kernel has no Landlock; \
-             the wrapper will fail (125) here"
+            "fsguard: warning: --landlock=required: {}; the wrapper will fail (125) here",
+            crate::landlock::UNAVAILABLE
         );
     }
 

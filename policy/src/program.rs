@@ -128,6 +128,34 @@ pub fn interpreter(head: &[u8]) -> Option<std::ops::Range<usize>> {
     (len > 0).then(|| start..start + len)
 }
 
+/// The directories System Integrity Protection guards on macOS: dyld
+/// removes every `DYLD_*` variable (`DYLD_INSERT_LIBRARIES` with them) for
+/// a program under one of them, so the library is never loaded there.
+pub const SIP_DIRS: &[&[u8]] = &[
+    b"/usr/bin",
+    b"/bin",
+    b"/sbin",
+    b"/usr/sbin",
+    b"/usr/libexec",
+    b"/System",
+];
+
+/// `SF_RESTRICTED` in `st_flags` (Darwin's `sys/stat.h`): the file itself
+/// is SIP-protected, wherever it is.
+pub const SF_RESTRICTED: u32 = 0x0008_0000;
+
+/// Whether macOS strips `DYLD_INSERT_LIBRARIES` from the program at `path`
+/// (canonical: no symlink, no `..`) whose `st_flags` are `flags`: it is
+/// under one of [`SIP_DIRS`] or carries [`SF_RESTRICTED`]. The macOS
+/// counterpart of a static program: it would run unguarded.
+pub fn sip_protected(path: &[u8], flags: u32) -> bool {
+    flags & SF_RESTRICTED != 0
+        || SIP_DIRS.iter().any(|d| {
+            path.strip_prefix(*d)
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +270,36 @@ mod tests {
         assert_eq!(at(b"#!/bin/sh"), Some(b"/bin/sh".to_vec()));
         assert_eq!(at(b"#!   \n/bin/sh"), None);
         assert_eq!(at(b"\x7fELF"), None);
+    }
+
+    #[test]
+    fn sip_protected_by_directory_or_flag() {
+        for p in [
+            &b"/usr/bin/python3"[..],
+            b"/bin/sh",
+            b"/sbin/ping",
+            b"/usr/sbin/chown",
+            b"/usr/libexec/path_helper",
+            b"/System/Library/Frameworks/Python.framework/python",
+            b"/usr/bin",
+        ] {
+            assert!(sip_protected(p, 0), "{}", String::from_utf8_lossy(p));
+        }
+        for p in [
+            &b"/usr/local/bin/python3"[..],
+            b"/opt/homebrew/bin/python3",
+            b"/usr/binx/tool",
+            b"/bin2/sh",
+            b"/Systemic/x",
+            b"/Users/me/bin/sh",
+            b"usr/bin/python3",
+        ] {
+            assert!(!sip_protected(p, 0), "{}", String::from_utf8_lossy(p));
+        }
+        assert!(sip_protected(b"/Applications/Tool.app/tool", SF_RESTRICTED));
+        assert!(!sip_protected(
+            b"/Applications/Tool.app/tool",
+            !SF_RESTRICTED
+        ));
     }
 }

@@ -12,6 +12,7 @@
 //! module turns what clap parsed into [`Invocation`] and [`Cli`].
 
 mod model;
+pub use model::Landlock;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +24,6 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use clap_complete::Shell;
 use fsguard_policy::{Access, ListKind, LogFormat, UnguardedExec};
 
-use crate::landlock::Landlock;
 use crate::suggest;
 use model::{Line, PolicyArgs, RunArgs, Sub, SuggestArgs};
 

@@ -9,7 +9,6 @@ use clap::{ArgAction, Args, Parser, Subcommand};
 use clap_complete::Shell;
 
 use super::parse_duration;
-use crate::landlock::Landlock;
 
 /// Every help page starts with its usage (`usage: fsguard wrap NAME …`).
 const TEMPLATE: &str = "usage: {usage}\n\n{about-with-newline}\n{all-args}{after-help}";
@@ -338,4 +337,19 @@ fn depth_value(v: &str) -> Result<usize, String> {
         .ok()
         .filter(|n| *n > 0)
         .ok_or_else(|| format!("--max-depth: bad value {v:?} (a number > 0)"))
+}
+
+/// `--landlock`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Landlock {
+    /// The default: applied where the kernel has Landlock, silently skipped
+    /// where it has none; partial enforcement is reported.
+    #[default]
+    Auto,
+    /// `--no-landlock`.
+    Off,
+    /// `--landlock`: applied if the kernel has it, else a warning.
+    BestEffort,
+    /// Fully enforced, or fsguard fails (125).
+    Required,
 }

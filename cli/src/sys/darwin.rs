@@ -1,0 +1,141 @@
+//! macOS's side of [`crate::sys`]: checked by `cargo check`/`clippy` for
+//! both Darwin targets, not run here (docs/macos.md).
+
+use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// `socketpair`'s type flags: Darwin has no `SOCK_CLOEXEC`, set after.
+pub(crate) const SOCK_FLAGS: libc::c_int = 0;
+
+/// `waitpid` flags: Darwin has no cloned children to ask for.
+pub(crate) const WAIT_ALL: libc::c_int = 0;
+
+/// `pipe` with `O_CLOEXEC`/`O_NONBLOCK` set after (Darwin has no `pipe2`;
+/// the CLI is single-threaded here, so no exec can slip in between).
+pub(crate) fn pipe2(flags: libc::c_int) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors we own.
+    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    for fd in fds {
+        if flags & libc::O_CLOEXEC != 0 {
+            super::cloexec(fd)?;
+        }
+        if flags & libc::O_NONBLOCK != 0 {
+            // SAFETY: fcntl on our pipe.
+            unsafe {
+                let fl = libc::fcntl(fd, libc::F_GETFL);
+                libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(pair)
+}
+
+/// Darwin's pipe buffer grows by itself (up to 64 KiB).
+pub(crate) fn grow_pipe(_fd: RawFd) {}
+
+/// Not written yet: Darwin has no sealed memfd, and the library on Darwin
+/// refuses to run without a sealed policy (fail closed), so `fsguard run`
+/// stops here with the reason. What replaces it: the policy through a pipe
+/// the CLI writes and closes (docs/macos.md, `src/handoff.rs`).
+pub(crate) fn sealed_policy(_frozen: &str) -> Result<OwnedFd, String> {
+    Err(
+        "the policy handoff to the library is not written for macOS yet \
+         (it is a sealed memfd on Linux; docs/macos.md): fsguard run cannot \
+         start a guarded command here"
+            .into(),
+    )
+}
+
+/// Starts the command's process with `fork` (Darwin has no `clone`), and
+/// runs `entry(arg)` in the child.
+///
+/// # Safety
+/// `entry` must only make async-signal-safe calls and never return into
+/// this process's code (exec or `_exit`).
+pub(crate) unsafe fn start(
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> Result<libc::pid_t, String> {
+    // SAFETY: the child only runs `entry`, which the caller vouches for.
+    match unsafe { libc::fork() } {
+        -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+        0 => {
+            entry(arg);
+            // SAFETY: `entry` does not return; if it did, leave at once.
+            unsafe { libc::_exit(127) }
+        }
+        pid => Ok(pid),
+    }
+}
+
+/// Darwin has no `no_new_privs`: set-id bits are honoured at exec (and
+/// dyld then ignores `DYLD_INSERT_LIBRARIES` anyway).
+pub(crate) fn no_new_privs() -> Result<(), i32> {
+    Ok(())
+}
+
+/// Darwin's ptrace has no system-call stops: no gate, never traced.
+pub(crate) fn trace_me() -> bool {
+    false
+}
+
+/// This program's path (`_NSGetExecutablePath`, resolved).
+pub(crate) fn exe_path() -> std::io::Result<PathBuf> {
+    std::env::current_exe().and_then(std::fs::canonicalize)
+}
+
+/// The path the kernel has for a descriptor we hold open (`F_GETPATH`).
+pub(crate) fn fd_path(fd: RawFd) -> std::io::Result<PathBuf> {
+    let mut buf = [0u8; libc::PATH_MAX as usize];
+    // SAFETY: F_GETPATH writes at most MAXPATHLEN (PATH_MAX) bytes.
+    if unsafe { libc::fcntl(fd, libc::F_GETPATH, buf.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..len])))
+}
+
+/// Whether dyld strips `DYLD_INSERT_LIBRARIES` from `path` (canonical):
+/// System Integrity Protection guards it by directory or by its file flag
+/// (`fsguard_policy::program::sip_protected`).
+pub(crate) fn dyld_stripped(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a C string and a `stat` of our own.
+    let flags = if unsafe { libc::stat(c.as_ptr(), &mut st) } == 0 {
+        st.st_flags
+    } else {
+        0
+    };
+    fsguard_policy::program::sip_protected(c.as_bytes(), flags)
+}
+
+/// The longest sleep between two looks, since a signal that lands between
+/// the unmask and `poll` does not wake it.
+const POLL_SLICE_MS: i64 = 50;
+
+/// `poll` on `pfd` for up to `ms` with the signal mask `mask` in place for
+/// the wait. Darwin has no `ppoll` (and its `pselect` is not atomic): the
+/// mask is set, `poll` sleeps at most [`POLL_SLICE_MS`], the mask is put
+/// back, so a SIGCHLD that slips in between is seen that much later.
+pub(crate) fn poll_unmasked(pfd: &mut libc::pollfd, ms: i64, mask: &libc::sigset_t) {
+    let ms = libc::c_int::try_from(ms.clamp(0, POLL_SLICE_MS)).unwrap_or(0);
+    // SAFETY: a zeroed sigset_t is overwritten by pthread_sigmask.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid masks and one pollfd (a negative fd is ignored).
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, mask, &mut old);
+        libc::poll(pfd, 1, ms);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+}
