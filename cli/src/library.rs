@@ -72,6 +72,9 @@ pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
 /// system strips the preload variable (macOS's System Integrity Protection:
 /// [`crate::sys::dyld_stripped`]); `None` on Linux, where there is none.
 pub(crate) fn stripped_program(exe: &Path) -> Option<PathBuf> {
+    if !crate::sys::STRIPS_PRELOAD {
+        return None; // no look, no system calls, on every Linux launch
+    }
     let canon = std::fs::canonicalize(exe).ok()?;
     if crate::sys::dyld_stripped(&canon) {
         return Some(canon);

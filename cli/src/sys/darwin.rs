@@ -102,6 +102,9 @@ pub(crate) fn fd_path(fd: RawFd) -> std::io::Result<PathBuf> {
     Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..len])))
 }
 
+/// dyld strips `DYLD_INSERT_LIBRARIES` from protected programs.
+pub(crate) const STRIPS_PRELOAD: bool = true;
+
 /// Whether dyld strips `DYLD_INSERT_LIBRARIES` from `path` (canonical):
 /// System Integrity Protection guards it by directory or by its file flag
 /// (`fsguard_policy::program::sip_protected`).

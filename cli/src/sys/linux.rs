@@ -114,8 +114,12 @@ pub(crate) fn fd_path(fd: RawFd) -> std::io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{fd}"))
 }
 
+/// Whether the system strips the preload variable from some programs.
 /// Linux's loader honours `LD_PRELOAD` for every dynamic program but
-/// set-id ones (handled by the exec checks): nothing stripped here.
+/// set-id ones (handled by the exec checks), so launches skip the look.
+pub(crate) const STRIPS_PRELOAD: bool = false;
+
+/// Nothing is stripped here (see [`STRIPS_PRELOAD`]).
 pub(crate) fn dyld_stripped(_path: &std::path::Path) -> bool {
     false
 }

@@ -12,8 +12,9 @@
 //! - `no_new_privs()`, `trace_me()`: the child's steps before exec;
 //! - `WAIT_ALL`: `waitpid`'s flags for any child of ours;
 //! - `exe_path()`, `fd_path(fd)`: names the kernel gives;
-//! - `dyld_stripped(path)`: whether the system strips the preload variable
-//!   from that program (macOS's System Integrity Protection).
+//! - `STRIPS_PRELOAD`, `dyld_stripped(path)`: whether the system strips the
+//!   preload variable from some programs, and from that one (macOS's System
+//!   Integrity Protection).
 
 #[cfg(target_os = "linux")]
 mod linux;
