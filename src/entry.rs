@@ -266,11 +266,11 @@ macro_rules! hooks {
             };
         };
     };
-    // A common row: check, then act on the object checked or call.
-    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
-        real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
-        act [$(|$t:ident| $act:expr)?], post [], fail $fail:expr, checkfn [],
-        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+    // The exported function of a row, with its body: one signature and
+    // one set of attributes for every kind of row (on macOS a distinct name
+    // and its `__interpose` pair).
+    (@export [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $export:ident,
+        ($($arg:ident: $argty:ty),*) -> $ret:ty, $body:block) => {
         $(#[cfg($cfg)])?
         $($doc)*
         ///
@@ -280,7 +280,15 @@ macro_rules! hooks {
         /// accepts NULL).
         #[cfg_attr(not(target_os = "macos"), no_mangle)]
         #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
-        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret $body
+        hooks!(@interpose [$($cfg)?] $export, $symbol);
+    };
+    // A common row: check, then act on the object checked or call.
+    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
+        real [$($realty:ty = ($($rarg:expr),*))?], fast [$($fast:expr)?], pre [], via [$($vpath:ident)?],
+        act [$(|$t:ident| $act:expr)?], post [], fail $fail:expr, checkfn [],
+        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
+        hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             let raw_args = ($($arg,)*);
             hooks!(@typed $($arg),*);
             $(if let Some(r) = $fast {
@@ -308,24 +316,14 @@ macro_rules! hooks {
                 },
                 vias,
             )
-        }
-        hooks!(@interpose [$($cfg)?] $export, $symbol);
+        });
     };
     // A row with a `pre` and/or a `post`: pre, check, call, post.
     (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
         act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [],
         check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
-        $(#[cfg($cfg)])?
-        $($doc)*
-        ///
-        /// # Safety
-        /// As for the C function: its pointer arguments valid as it
-        /// requires (a C string NUL-terminated, NULL only where it
-        /// accepts NULL).
-        #[cfg_attr(not(target_os = "macos"), no_mangle)]
-        #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
-        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+        hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             let raw_args = ($($arg,)*);
             #[allow(unused_variables)] // used by a `pre` that may pass
             let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
@@ -344,8 +342,7 @@ macro_rules! hooks {
             $(let $r = r;
             let r = $post;)?
             r
-        }
-        hooks!(@interpose [$($cfg)?] $export, $symbol);
+        });
     };
     // A row whose check list is a function its `pre`/`post` run: pre,
     // call, post.
@@ -359,16 +356,7 @@ macro_rules! hooks {
             crate::guard::check($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
         }
 
-        $(#[cfg($cfg)])?
-        $($doc)*
-        ///
-        /// # Safety
-        /// As for the C function: its pointer arguments valid as it
-        /// requires (a C string NUL-terminated, NULL only where it
-        /// accepts NULL).
-        #[cfg_attr(not(target_os = "macos"), no_mangle)]
-        #[cfg_attr(target_os = "macos", export_name = concat!("fsguard_hook_", $symbol))]
-        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+        hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             let raw_args = ($($arg,)*);
             #[allow(unused_variables)] // used by a `pre` that may pass
             let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
@@ -382,8 +370,7 @@ macro_rules! hooks {
             $(let $r = r;
             let r = $post;)?
             r
-        }
-        hooks!(@interpose [$($cfg)?] $export, $symbol);
+        });
     };
     // A row whose `answer` does the call: its check function, if any, and
     // the exported function.
@@ -392,18 +379,10 @@ macro_rules! hooks {
         act [], post [], fail, checkfn $checkfn:tt, check $checks:tt) => {
         hooks!(@answercheck [$($cfg)?] $symbol, $call, $checkfn, $checks);
 
-        $(#[cfg($cfg)])?
-        $($doc)*
-        ///
-        /// # Safety
-        /// As for the C function: its pointer arguments valid as it
-        /// requires (a C string NUL-terminated, NULL only where it
-        /// accepts NULL).
-        #[no_mangle]
-        pub unsafe extern "C" fn $export($($arg: $argty),*) -> $ret {
+        hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             hooks!(@typed $($arg),*);
             $answer
-        }
+        });
     };
     (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [], []) => {};
     (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [$cf:ident ($($cx:ident: $cxt:ty),*) $(by $by:path)?],
