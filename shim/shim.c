@@ -150,6 +150,23 @@ long syscall(long nr, ...) {
     return fsguard_syscall(nr, a, b, c, d, e, f);
 }
 
+/* sem_open: the mode and value follow only with O_CREAT
+ * (src/hooks_more/shm.rs). */
+void *fsguard_sem_open(const char *name, int oflag, mode_t mode, unsigned int value);
+
+void *sem_open(const char *name, int oflag, ...) {
+    mode_t mode = 0;
+    unsigned int value = 0;
+    if (oflag & O_CREAT) {
+        va_list ap;
+        va_start(ap, oflag);
+        mode = va_arg(ap, mode_t);
+        value = va_arg(ap, unsigned int);
+        va_end(ap);
+    }
+    return fsguard_sem_open(name, oflag, mode, value);
+}
+
 /* glibc's own aliases of open that take a mode: `__open`, `__open64`
  * (public) and `__open_nocancel`, `__open64_nocancel` (GLIBC_PRIVATE, but
  * reachable through dlsym). Each is checked like open (src/aliases.rs). */

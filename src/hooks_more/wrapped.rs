@@ -5,6 +5,8 @@
 use super::*;
 
 #[cfg(target_os = "linux")]
+type SemOpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> *mut c_void;
+#[cfg(target_os = "linux")]
 type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
 
 hooks! {
@@ -23,9 +25,27 @@ hooks! {
     #[cfg(target_os = "linux")]
     "shm_unlink" as "shm_unlink"
     fn shm_unlink(name: *const c_char) -> c_int,
-        pre |_name| shm::unlink_pre(name, shm_unlink_check),
+        pre |_name| shm::unlink_pre(name, shm::Kind::Shm, shm_unlink_check),
         fail -1,
         check fn shm_unlink_check(dev_shm_name: CArg<'_>) [WRITE, Follow::Entry, AT_FDCWD, dev_shm_name, false];
+    #[cfg(target_os = "linux")]
+    /// POSIX named semaphores: `/dev/shm/sem.NAME`, which glibc opens
+    /// read-write (and creates with O_CREAT) through internal calls; the
+    /// `ipc` preset as for shm_open (see `shm::sem_open_pre`). The variadic
+    /// `sem_open` in shim/shim.c calls this with the mode and value.
+    "sem_open" as "sem_open"
+    fn fsguard_sem_open(name: *const c_char, oflag: c_int, mode: mode_t, value: c_uint) -> *mut c_void,
+        real SemOpenFn = (name, oflag, mode, value),
+        pre |_name| shm::sem_open_pre(name, oflag, mode, value, sem_open_check),
+        fail std::ptr::null_mut(),
+        check fn sem_open_check(dev_shm_sem_name: CArg<'_>, oflag: c_int)
+            [open_access(oflag | libc::O_RDWR), Follow::Entry, AT_FDCWD, dev_shm_sem_name, false];
+    #[cfg(target_os = "linux")]
+    "sem_unlink" as "sem_unlink"
+    fn sem_unlink(name: *const c_char) -> c_int,
+        pre |_name| shm::unlink_pre(name, shm::Kind::Sem, sem_unlink_check),
+        fail -1,
+        check fn sem_unlink_check(dev_shm_sem_name: CArg<'_>) [WRITE, Follow::Entry, AT_FDCWD, dev_shm_sem_name, false];
     #[cfg(target_os = "linux")]
     /// glibc's fts reads directories through internal calls: each start
     /// path is checked once the stream exists (see `walk::fts_checked`).
