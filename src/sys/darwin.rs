@@ -41,23 +41,10 @@ pub fn next_is_libc(_names: &[&CStr]) -> bool {
 /// So a call through this link fails or misses the object, it never reaches
 /// an object that was not checked. `resolve/via.rs` must hand such calls the
 /// fd itself (docs/macos.md, work left).
-const FD_DIR: &[u8] = b"/dev/fd/";
+pub(super) const FD_DIR: &[u8] = b"/dev/fd/";
 
-/// Room [`fd_link`] needs: `/dev/fd/` and ten digits.
+/// Room [`super::fd_link`] needs: `/dev/fd/` and ten digits.
 pub const FD_LINK_MAX: usize = 18;
-
-/// Writes `/dev/fd/` and `fd`'s number at the start of `buf` (which must
-/// have room for [`FD_LINK_MAX`] bytes); returns its length. See [`FD_DIR`]
-/// for what the path reaches on Darwin.
-#[inline]
-pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
-    buf[..FD_DIR.len()].copy_from_slice(FD_DIR);
-    let mut digits = [0u8; 10];
-    let i = crate::resolve::decimal(fd as u32, &mut digits);
-    let d = &digits[i..];
-    buf[FD_DIR.len()..FD_DIR.len() + d.len()].copy_from_slice(d);
-    FD_DIR.len() + d.len()
-}
 
 /// `F_GETPATH`'s buffer: `MAXPATHLEN`.
 const MAXPATHLEN: usize = 1024;

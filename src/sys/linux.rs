@@ -50,23 +50,10 @@ pub fn next_is_libc(names: &[&CStr]) -> bool {
 
 /// A directory whose entry `N` reaches the object open as fd `N` (a magic
 /// link: followed even through a symlink or a deleted name).
-const FD_DIR: &[u8] = b"/proc/self/fd/";
+pub(super) const FD_DIR: &[u8] = b"/proc/self/fd/";
 
-/// Room [`fd_link`] needs: `/proc/self/fd/` and ten digits.
+/// Room [`super::fd_link`] needs: `/proc/self/fd/` and ten digits.
 pub const FD_LINK_MAX: usize = 24;
-
-/// Writes `/proc/self/fd/` and `fd`'s number at the start of `buf` (which must have
-/// room for [`FD_LINK_MAX`] bytes); returns its length. The byte after it is
-/// left as it was.
-#[inline]
-pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
-    buf[..FD_DIR.len()].copy_from_slice(FD_DIR);
-    let mut digits = [0u8; 10];
-    let i = crate::resolve::decimal(fd as u32, &mut digits);
-    let d = &digits[i..];
-    buf[FD_DIR.len()..FD_DIR.len() + d.len()].copy_from_slice(d);
-    FD_DIR.len() + d.len()
-}
 
 /// The kernel's name for `fd`, read into `buf` (`readlink` of its
 /// `/proc/self/fd` entry); returns its length, which equals `buf`'s when
@@ -76,7 +63,7 @@ pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
 pub fn fd_name(fd: BorrowedFd<'_>, buf: &mut [MaybeUninit<u8>]) -> Result<usize, Errno> {
     use std::os::fd::AsRawFd;
     let mut link = [0u8; 32];
-    fd_link(fd.as_raw_fd(), &mut link);
+    super::fd_link(fd.as_raw_fd(), &mut link);
     let c = CStr::from_bytes_until_nul(&link).map_err(|_| Errno::INVAL)?;
     rustix::fs::readlinkat_raw(CWD, c, buf).map(|(init, _)| init.len())
 }

@@ -37,10 +37,28 @@ mod linux;
 
 #[cfg(target_os = "linux")]
 pub use linux::{
-    anon_file, errno_slot, exe_path, fd_link, fd_name, is_sealed, next_is_libc, next_symbol,
-    no_new_privs, open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing,
-    FD_LINK_MAX, PRELOAD_ENTRY, REF,
+    anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, next_symbol, no_new_privs,
+    open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX,
+    PRELOAD_ENTRY, REF,
 };
+
+#[cfg(target_os = "macos")]
+use darwin::FD_DIR;
+#[cfg(target_os = "linux")]
+use linux::FD_DIR;
+
+/// Writes the backend's fd directory and `fd`'s number at the start of `buf`
+/// (which must have room for [`FD_LINK_MAX`] bytes); returns its length. The
+/// byte after it is left as it was.
+#[inline]
+pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
+    buf[..FD_DIR.len()].copy_from_slice(FD_DIR);
+    let mut digits = [0u8; 10];
+    let i = crate::resolve::decimal(fd as u32, &mut digits);
+    let d = &digits[i..];
+    buf[FD_DIR.len()..FD_DIR.len() + d.len()].copy_from_slice(d);
+    FD_DIR.len() + d.len()
+}
 
 /// A file's device number as one type on every system (`dev_t` is `u64` on
 /// Linux, `i32` on Darwin), for identity compares and atomics.
@@ -59,8 +77,8 @@ mod darwin;
 /// `no_new_privs` join with the exec hooks, Linux-only for now.
 #[cfg(target_os = "macos")]
 pub use darwin::{
-    anon_file, errno_slot, exe_path, fd_link, fd_name, is_sealed, next_is_libc, open_parent_fd,
-    open_ref, open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX, REF,
+    anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, open_parent_fd, open_ref,
+    open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX, REF,
 };
 
 #[cfg(test)]
