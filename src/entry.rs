@@ -318,43 +318,12 @@ macro_rules! hooks {
             )
         });
     };
-    // A row with a `pre` and/or a `post`: pre, check, call, post.
+    // A row with a `pre` and/or a `post`: pre, check (inline, or left to a
+    // `check fn` the row's steps run), call, post.
     (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
-        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [],
-        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
-        hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
-            let raw_args = ($($arg,)*);
-            #[allow(unused_variables)] // used by a `pre` that may pass
-            let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
-            hooks!(@typed $($arg),*);
-            $(hooks!(@pre unchecked, $p, $pre);)?
-            let targets = hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]);
-            if let Err(e) = crate::guard::check($call, &targets) {
-                crate::guard::set_errno(e);
-                return $fail;
-            }
-            let r = {
-                #[allow(unused_variables)] // a `real` list may leave some out
-                let ($($arg,)*) = raw_args;
-                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
-            };
-            $(let $r = r;
-            let r = $post;)?
-            r
-        });
-    };
-    // A row whose check list is a function its `pre`/`post` run: pre,
-    // call, post.
-    (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
-        real [$($realty:ty = ($($rarg:expr),*))?], fast [], pre [$(|$p:ident| $pre:expr)?], via [],
-        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn [$cf:ident ($($cx:ident: $cxt:ty),*)],
-        check [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
-        #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
-        $(#[cfg($cfg)])?
-        fn $cf($($cx: $cxt),*) -> Result<(), std::ffi::c_int> {
-            crate::guard::check($call, &hooks!(@targets [$($access, $follow, $dirfd, $path, $moves);*]))
-        }
+        act [], post [$(|$r:ident| $post:expr)?], fail $fail:expr, checkfn $checkfn:tt, check $checks:tt) => {
+        hooks!(@checkfn [$($cfg)?] $symbol, $call, $checkfn, $checks);
 
         hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             let raw_args = ($($arg,)*);
@@ -362,6 +331,7 @@ macro_rules! hooks {
             let unchecked = hooks!(@unchecked $symbol, $fail, raw_args, ($($arg: $argty),*) -> $ret);
             hooks!(@typed $($arg),*);
             $(hooks!(@pre unchecked, $p, $pre);)?
+            hooks!(@inlinecheck $checkfn, $call, $fail, $checks);
             let r = {
                 #[allow(unused_variables)] // a `real` list may leave some out
                 let ($($arg,)*) = raw_args;
@@ -372,20 +342,29 @@ macro_rules! hooks {
             r
         });
     };
+    // The check of a row without a `check fn`, before its call.
+    (@inlinecheck [], $call:literal, $fail:expr, $checks:tt) => {
+        if let Err(e) = crate::guard::check($call, &hooks!(@targets $checks)) {
+            crate::guard::set_errno(e);
+            return $fail;
+        }
+    };
+    (@inlinecheck [$($checkfn:tt)+], $($rest:tt)*) => {};
     // A row whose `answer` does the call: its check function, if any, and
     // the exported function.
     (@hook [$($cfg:meta)?] [$($doc:tt)*] $symbol:literal, $call:literal, $export:ident, ($($arg:ident: $argty:ty),*) -> $ret:ty,
         real [], fast [], pre [answer $answer:expr], via [],
         act [], post [], fail, checkfn $checkfn:tt, check $checks:tt) => {
-        hooks!(@answercheck [$($cfg)?] $symbol, $call, $checkfn, $checks);
+        hooks!(@checkfn [$($cfg)?] $symbol, $call, $checkfn, $checks);
 
         hooks!(@export [$($cfg)?] [$($doc)*] $symbol, $export, ($($arg: $argty),*) -> $ret, {
             hooks!(@typed $($arg),*);
             $answer
         });
     };
-    (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [], []) => {};
-    (@answercheck [$($cfg:meta)?] $symbol:literal, $call:literal, [$cf:ident ($($cx:ident: $cxt:ty),*) $(by $by:path)?],
+    // A row's `check fn`, if it declares one.
+    (@checkfn [$($cfg:meta)?] $symbol:literal, $call:literal, [], $checks:tt) => {};
+    (@checkfn [$($cfg:meta)?] $symbol:literal, $call:literal, [$cf:ident ($($cx:ident: $cxt:ty),*) $(by $by:path)?],
         [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
         #[doc = concat!("The check of `", $symbol, "`, as its row declares it; `Err(errno)` to refuse.")]
         $(#[cfg($cfg)])?
