@@ -212,6 +212,17 @@ macro_rules! hooks {
             return crate::guard::release(r, $vias);
         }
     };
+    // Darwin: a `via path` row, once resolved, acts through its Via in
+    // `hooks_more/acts.rs` (no path reaches an fd's object there); on Linux
+    // the path of the fd goes to the real call, below.
+    (@viaact $vias:ident, $export:ident, [], $args:tt) => {};
+    (@viaact $vias:ident, $export:ident, [$vpath:ident], ($($arg:ident),*)) => {
+        #[cfg(not(target_os = "linux"))]
+        if $vias.resolved() {
+            let r = crate::hooks_more::acts::$export(&$vias[0], $($arg),*);
+            return crate::guard::release(r, $vias);
+        }
+    };
     (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
         [$(crate::guard::Target {
             access: $access,
@@ -303,7 +314,11 @@ macro_rules! hooks {
             // Act on the object checked: through the fds the check
             // holds, never the caller's string again.
             $(hooks!(@act vias, $call, $t, $act);)?
-            $(let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };)?
+            hooks!(@viaact vias, $export, [$($vpath)?], ($($arg),*));
+            $(#[cfg(target_os = "linux")]
+            let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };
+            #[cfg(not(target_os = "linux"))]
+            let via_path = $vpath.as_ptr();)?
             // `vias` moves into `release` only after the call: `via_path`
             // may point into it.
             crate::guard::release(

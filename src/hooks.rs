@@ -217,6 +217,16 @@ fn stream_follow(path: CArg<'_>, mode: CArg<'_>) -> Follow {
     }
 }
 
+/// open(2) of the checked object: reopened through `/proc/self/fd/N` on
+/// Linux (the real `open`, as called); through its entry on Darwin.
+#[inline(always)]
+fn open_object(v: &Via, flags: c_int, mode: mode_t) -> c_int {
+    #[cfg(target_os = "linux")]
+    return hooks!(@real "open", OpenFn, -1, (v.abs(), v.oflags(flags), mode as c_uint));
+    #[cfg(not(target_os = "linux"))]
+    return open_via(v, flags, mode);
+}
+
 /// An open through the check's [`Via`]: the object reopened through its
 /// fd, or the entry created in the parent held.
 pub fn open_via(v: &Via, flags: c_int, mode: mode_t) -> c_int {
@@ -228,7 +238,7 @@ pub fn open_via(v: &Via, flags: c_int, mode: mode_t) -> c_int {
 /// it), NULL with errno. glibc closes it itself when asked to reopen onto
 /// `""`, which no open accepts. (`mode` as the hook's entry sees it, or as
 /// the real call gets it.)
-fn freopen_refused(mode: impl Into<*const c_char>, stream: *mut FILE) -> *mut FILE {
+pub(crate) fn freopen_refused(mode: impl Into<*const c_char>, stream: *mut FILE) -> *mut FILE {
     let mode = mode.into();
     let e = crate::guard::errno();
     if !stream.is_null() {
@@ -247,7 +257,25 @@ type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -
 fn fopen_via(v: &Via, mode: CArg<'_>) -> *mut FILE {
     match plain_fopen_flags(mode) {
         Some(flags) => stream_on(open_via(v, flags, 0o666), mode, flags),
+        #[cfg(target_os = "linux")]
         None => hooks!(@real "fopen", FopenFn, std::ptr::null_mut(), (v.abs(), mode.as_ptr())),
+        // Darwin: no path reaches the fd. Its fopen reads a mode up to the
+        // first character it does not know; fopen_flags reads at least as
+        // much access as was checked, and fdopen takes the mode as fopen.
+        #[cfg(not(target_os = "linux"))]
+        None if matches!(
+            mode.get().map(|m| m.to_bytes().first()),
+            Some(Some(b'r' | b'w' | b'a'))
+        ) =>
+        {
+            let flags = fopen_flags(mode);
+            stream_on(open_via(v, flags, 0o666), mode, flags)
+        }
+        #[cfg(not(target_os = "linux"))]
+        None => {
+            crate::guard::set_errno(libc::EINVAL);
+            std::ptr::null_mut()
+        }
     }
 }
 
@@ -264,6 +292,7 @@ fn remove_via(v: &Via) -> c_int {
 type Open2Fn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
 #[cfg(target_os = "linux")]
 type Openat2Fn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
+#[cfg(target_os = "linux")]
 type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
 type UnlinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
 type MkdiratFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
@@ -305,7 +334,7 @@ hooks! {
         sys #[cfg(target_arch = "x86_64")] SYS_open,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
-        act |t| hooks!(@real "open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
+        act |t| open_object(&t[0], flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
@@ -502,7 +531,7 @@ hooks! {
     "linkat" as "linkat"
     fn linkat(olddirfd: c_int, old: *const c_char, newdirfd: c_int, new: *const c_char, flags: c_int) -> c_int,
         sys SYS_linkat,
-        act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
+        act |t| hooks!(@real "linkat", LinkatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), t[0].linkflags(flags))),
         fail -1,
         check [WRITE, link_follow(flags, old), olddirfd, old, true; WRITE, Follow::Entry, newdirfd, new, false];
     /// The target is only text; the new name is what is created.

@@ -9,6 +9,7 @@
 //! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
 //! [`bind`]: AF_UNIX bind).
 
+pub(crate) mod acts;
 mod bind;
 #[cfg(target_os = "linux")]
 mod handle;

@@ -100,8 +100,18 @@ pub(super) fn resolve_create(
             // Not a symlink: the object itself, not followed (a symlink that
             // appears there now is opened as one, which fails).
             Err(Errno::INVAL) => {
-                let fd = sys::open_ref(pfd.as_fd(), cname, OFlags::NOFOLLOW)
-                    .map_err(kernel_or_failed)?;
+                let fd = match sys::open_ref(pfd.as_fd(), cname, OFlags::NOFOLLOW) {
+                    Ok(fd) => fd,
+                    // Darwin opens no object it may not read (no O_PATH):
+                    // reached as the entry, just found to be no symlink.
+                    #[cfg(not(target_os = "linux"))]
+                    Err(Errno::ACCESS) => {
+                        fd_path_of(pfd.as_fd(), out)?;
+                        out.push_name(name).map_err(Unresolved::Kernel)?;
+                        return via.set_object_at(pfd, name).map_err(Unresolved::Kernel);
+                    }
+                    Err(e) => return Err(kernel_or_failed(e)),
+                };
                 if let Err(e) = fd_path_of(fd.as_fd(), out) {
                     // A non-directory deeper than PATH_MAX: it is this entry.
                     if e != Unresolved::Failed(Errno::NAMETOOLONG) {
@@ -110,8 +120,7 @@ pub(super) fn resolve_create(
                     fd_path_of(pfd.as_fd(), out)?;
                     out.push_name(name).map_err(Unresolved::Kernel)?;
                 }
-                via.set_object(fd, false);
-                return Ok(());
+                return via.set_object(fd, false).map_err(Unresolved::Failed);
             }
             Err(Errno::NOENT) => {
                 fd_path_of(pfd.as_fd(), out)?;

@@ -112,10 +112,7 @@ fn locate_fast(
     let kernel = |e: Errno| Some(Err(Unresolved::Kernel(e)));
     if matches!(follow, Follow::Yes | Follow::Create) {
         match sys::open_strict(start, raw.as_cstr(), sys::REF, Mode::empty(), beneath) {
-            Ok(fd) => {
-                via.set_object(fd, slash);
-                return Some(Ok(()));
-            }
+            Ok(fd) => return Some(via.set_object(fd, slash).map_err(Unresolved::Failed)),
             Err(Errno::NOENT) if follow == Follow::Create => {}
             Err(Errno::NOENT) => return kernel(Errno::NOENT),
             Err(_) => return None,
@@ -217,7 +214,17 @@ fn locate_slow(
                     return Ok(());
                 }
             }
-            via.set_object(fd, slash);
+            via.set_object(fd, slash).map_err(Unresolved::Failed)
+        }
+        // Darwin opens no object it may not read (no O_PATH): followed by
+        // hand, as for a create, to the entry that is the object.
+        #[cfg(not(target_os = "linux"))]
+        Err(Errno::ACCESS) => {
+            resolve_create(d, bytes, out, via)?;
+            if via.reach() != Reach::Object {
+                via.reset();
+                return Err(Unresolved::Kernel(Errno::ACCESS));
+            }
             Ok(())
         }
         Err(e) => Err(kernel_or_failed(e)),

@@ -107,3 +107,69 @@ fn split_names() {
     assert_eq!(split(b"/"), None);
     assert_eq!(split(b"///"), None);
 }
+
+/// A fresh directory of its own for one test, canonical (no symlink in it).
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("fsguard-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir(&d).unwrap();
+    std::fs::canonicalize(&d).unwrap()
+}
+
+fn cstr(p: &std::path::Path) -> std::ffi::CString {
+    std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap()
+}
+
+fn id(st: &rustix::fs::Stat) -> (u64, u64) {
+    (crate::sys::dev(st), st.st_ino)
+}
+
+#[test]
+fn an_object_is_reached_as_its_own_entry() {
+    use super::via::object_entry;
+    let d = scratch("entry");
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::fs::write(d.join("real/f"), b"x").unwrap();
+    std::os::unix::fs::symlink("real", d.join("link")).unwrap();
+    // Opened through a symlinked directory: the entry is the real one.
+    let fd = crate::sys::open_ref(CWD, &cstr(&d.join("link/f")), OFlags::empty()).unwrap();
+    let want = id(&rustix::fs::fstat(&fd).unwrap());
+    let mut name = [0u8; 256];
+    let (dir, n) = object_entry(fd, &mut name).unwrap();
+    assert_eq!(&name[..n], b"f");
+    let c = CStr::from_bytes_with_nul(&name[..=n]).unwrap();
+    let at = rustix::fs::statat(&dir, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).unwrap();
+    assert_eq!(id(&at), want);
+    let real = id(&rustix::fs::stat(d.join("real").as_os_str()).unwrap());
+    assert_eq!(id(&rustix::fs::fstat(&dir).unwrap()), real);
+    // A directory is its own fd and ".".
+    let fd = crate::sys::open_ref(CWD, &cstr(&d.join("link")), OFlags::DIRECTORY).unwrap();
+    let (dir, n) = object_entry(fd, &mut name).unwrap();
+    assert_eq!(&name[..n], b".");
+    assert_eq!(id(&rustix::fs::fstat(&dir).unwrap()), real);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn an_object_no_longer_at_its_name_is_not_reached() {
+    use super::via::object_entry;
+    let d = scratch("stale");
+    let mut name = [0u8; 256];
+    // Removed since it was opened: nothing at its name is it.
+    std::fs::write(d.join("gone"), b"x").unwrap();
+    let fd = crate::sys::open_ref(CWD, &cstr(&d.join("gone")), OFlags::empty()).unwrap();
+    std::fs::remove_file(d.join("gone")).unwrap();
+    assert_eq!(object_entry(fd, &mut name).err(), Some(Errno::STALE));
+    // Renamed, and another file put at its old name: reached by the name
+    // the kernel gives it now, not the old one.
+    std::fs::write(d.join("a"), b"a").unwrap();
+    let fd = crate::sys::open_ref(CWD, &cstr(&d.join("a")), OFlags::empty()).unwrap();
+    std::fs::rename(d.join("a"), d.join("b")).unwrap();
+    std::fs::write(d.join("a"), b"other").unwrap();
+    let (_, n) = object_entry(fd, &mut name).unwrap();
+    assert_eq!(&name[..n], b"b");
+    // An object the kernel names by no path: a pipe.
+    let (r, _w) = std::io::pipe().unwrap();
+    assert_eq!(object_entry(r.into(), &mut name).err(), Some(Errno::STALE));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -1,10 +1,20 @@
 //! [`Via`]: how a checked call reaches exactly the object checked.
+//!
+//! On Linux an object is reached through the magic link of the fd that
+//! holds it (`/proc/self/fd/N`). Darwin has none (`/dev/fd/N` duplicates
+//! the fd and reaches nothing else), so there an object is reached as a
+//! directory entry: the parent held and the object's own name, verified to
+//! be the object ([`object_entry`]), for `*at` calls that do not follow it.
 
-use std::os::fd::OwnedFd;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
 
+use rustix::fs::{AtFlags, FileType, CWD};
 use rustix::io::Errno;
 
+use super::locate::{open_parent, split};
 use super::spill::{copy_into, Spill};
+#[cfg(target_os = "linux")]
 use crate::sys::{fd_link, FD_LINK_MAX};
 
 /// How a checked call reaches the object that was checked.
@@ -13,7 +23,9 @@ pub enum Reach {
     /// With the caller's own arguments: nothing was resolved, or the call
     /// acts on the caller's fd, or on `/`.
     Caller,
-    /// The object itself, held open with `O_PATH`.
+    /// The object itself, held open with `O_PATH` (Linux); on Darwin its
+    /// parent and its name, verified (see [`object_entry`]), or a
+    /// directory held and `.`.
     Object,
     /// A directory entry: its parent held open with `O_PATH` (or the
     /// caller's own dirfd), and the name.
@@ -40,7 +52,7 @@ pub struct Via {
     caller_dirfd: i32,
     caller_path: *const libc::c_char,
     /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
-    /// NUL-terminated; written before `reach` leaves `Caller`, left
+    /// NUL-terminated (Darwin: the name alone); written before `reach` leaves `Caller`, left
     /// uninitialized until then (every hook makes one, checked or not).
     buf: Spill<VIA_INLINE>,
     /// Where the name starts in `buf`.
@@ -88,6 +100,7 @@ impl Via {
         copy_into(&mut self.buf.buf()[at..at + bytes.len()], bytes);
     }
 
+    #[cfg(target_os = "linux")]
     fn put_fd_link(&mut self, fd: i32) -> usize {
         let mut link = [0u8; FD_LINK_MAX];
         let n = fd_link(fd, &mut link);
@@ -98,7 +111,8 @@ impl Via {
     /// The object itself, held by `fd`; `slash`: the caller's path ended in
     /// one (the object is a directory, and `/proc/self/fd/N/` is followed
     /// even by calls that do not follow a last symlink).
-    pub(crate) fn set_object(&mut self, fd: OwnedFd, slash: bool) {
+    #[cfg(target_os = "linux")]
+    pub(crate) fn set_object(&mut self, fd: OwnedFd, slash: bool) -> Result<(), Errno> {
         use std::os::fd::IntoRawFd;
         self.close();
         self.fd = fd.into_raw_fd();
@@ -112,6 +126,40 @@ impl Via {
         }
         self.put(n, b"\0");
         self.name_at = 0;
+        Ok(())
+    }
+
+    /// The object held by `fd`, reached as the entry that is it (see
+    /// [`object_entry`]): `*at` calls on its parent and its name, not
+    /// followed. A directory is its own fd and `.` (a trailing slash adds
+    /// nothing there). Fails when the entry is no longer the object.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn set_object(&mut self, fd: OwnedFd, _slash: bool) -> Result<(), Errno> {
+        use std::os::fd::IntoRawFd;
+        self.close();
+        self.reach = Reach::Caller;
+        let mut name = [0u8; 256];
+        let (dir, n) = object_entry(fd, &mut name)?;
+        self.fd = dir.into_raw_fd();
+        self.owned = true;
+        self.buf.reserve(n + 1, 0)?;
+        self.put(0, &name[..n]);
+        self.put(n, b"\0");
+        self.name_at = 0;
+        self.reach = Reach::Object;
+        self.created = false;
+        Ok(())
+    }
+
+    /// An object Darwin cannot hold (it opens no object it may not read):
+    /// reached as the entry `name` in the directory held by `pfd`, which
+    /// the caller found to be the object itself, no symlink (readlink's
+    /// EINVAL). Calls act on it as on [`Via::set_object`]'s.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn set_object_at(&mut self, pfd: OwnedFd, name: &[u8]) -> Result<(), Errno> {
+        self.set_entry(pfd, name, false, false)?;
+        self.reach = Reach::Object;
+        Ok(())
     }
 
     fn entry(
@@ -133,9 +181,16 @@ impl Via {
         self.buf.reserve(32 + name.len() + 2, 0)?;
         self.reach = Reach::Entry;
         self.created = created;
-        let mut n = self.put_fd_link(fd);
-        self.put(n, b"/");
-        n += 1;
+        // Linux: `/proc/self/fd/N/name`, for calls that take a path alone;
+        // Darwin: the name alone (no path reaches an fd's directory there).
+        #[cfg(target_os = "linux")]
+        let mut n = {
+            let n = self.put_fd_link(fd);
+            self.put(n, b"/");
+            n + 1
+        };
+        #[cfg(not(target_os = "linux"))]
+        let mut n = 0;
         self.name_at = n;
         self.put(n, name);
         n += name.len();
@@ -179,7 +234,10 @@ impl Via {
     pub fn dirfd(&self) -> libc::c_int {
         match self.reach {
             Reach::Caller => self.caller_dirfd,
+            #[cfg(target_os = "linux")]
             Reach::Object => libc::AT_FDCWD,
+            #[cfg(not(target_os = "linux"))]
+            Reach::Object => self.fd,
             Reach::Entry => self.fd,
         }
     }
@@ -194,6 +252,10 @@ impl Via {
     }
 
     /// A path that names the object on its own, for calls without a dirfd.
+    /// Linux only: on Darwin no path reaches an fd's object, and such calls
+    /// act through [`Via::dirfd`] and [`Via::path`] or an fd
+    /// (`hooks_more/acts.rs`).
+    #[cfg(target_os = "linux")]
     pub fn abs(&self) -> *const libc::c_char {
         match self.reach {
             Reach::Caller => self.caller_path,
@@ -202,22 +264,40 @@ impl Via {
     }
 
     /// Open flags for the call: an object is reopened through its
-    /// `/proc/self/fd` link (a magic link `O_NOFOLLOW` would refuse); a
-    /// name that did not exist is created without following a symlink that
-    /// appeared there since.
+    /// `/proc/self/fd` link (a magic link `O_NOFOLLOW` would refuse), on
+    /// Darwin through its entry, never followed (it was the object, not a
+    /// symlink, when verified); a name that did not exist is created
+    /// without following a symlink that appeared there since.
     pub fn oflags(&self, flags: libc::c_int) -> libc::c_int {
         match self.reach {
+            #[cfg(target_os = "linux")]
             Reach::Object => flags & !libc::O_NOFOLLOW,
+            #[cfg(not(target_os = "linux"))]
+            Reach::Object => flags | libc::O_NOFOLLOW,
             Reach::Entry if self.created => flags | libc::O_NOFOLLOW,
             _ => flags,
         }
     }
 
     /// `*at` flags for the call: an object's `/proc/self/fd` link must be
-    /// followed.
+    /// followed; on Darwin an object's entry must not be.
     pub fn atflags(&self, flags: libc::c_int) -> libc::c_int {
         match self.reach {
+            #[cfg(target_os = "linux")]
             Reach::Object => flags & !libc::AT_SYMLINK_NOFOLLOW,
+            #[cfg(not(target_os = "linux"))]
+            Reach::Object => flags | libc::AT_SYMLINK_NOFOLLOW,
+            _ => flags,
+        }
+    }
+
+    /// `linkat` flags for the call (which takes `AT_SYMLINK_FOLLOW`, not
+    /// `AT_SYMLINK_NOFOLLOW`): on Darwin an object's entry is not followed.
+    #[inline]
+    pub fn linkflags(&self, flags: libc::c_int) -> libc::c_int {
+        match self.reach {
+            #[cfg(not(target_os = "linux"))]
+            Reach::Object => flags & !libc::AT_SYMLINK_FOLLOW,
             _ => flags,
         }
     }
@@ -236,4 +316,45 @@ impl Drop for Via {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// The directory entry that is the object held by `fd`, for a system with
+/// no path that reaches an fd's object (Darwin): a directory is `fd` itself
+/// and `.`; any other object is its parent, opened by the kernel's name for
+/// the object ([`crate::sys::fd_name`]), and its last component, checked
+/// there (not followed) to be the object itself: same device, same inode.
+/// Writes the name into `name` and returns the directory with the name's
+/// length. ESTALE when the entry is no longer the object (renamed or
+/// removed since it was opened, or a name the kernel gives no path:
+/// a pipe, a socket), ENAMETOOLONG when the kernel's name was cut short.
+#[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))] // Darwin's, tested on Linux
+pub(super) fn object_entry(fd: OwnedFd, name: &mut [u8; 256]) -> Result<(OwnedFd, usize), Errno> {
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+        name[0] = b'.';
+        return Ok((fd, 1));
+    }
+    let mut kname = [MaybeUninit::<u8>::uninit(); super::PATH_CAP];
+    let n = crate::sys::fd_name(fd.as_fd(), &mut kname)?;
+    if n >= kname.len() {
+        return Err(Errno::NAMETOOLONG);
+    }
+    // SAFETY: fd_name wrote the first n bytes.
+    let k = unsafe { std::slice::from_raw_parts(kname.as_ptr().cast::<u8>(), n) };
+    if k.first() != Some(&b'/') {
+        return Err(Errno::STALE);
+    }
+    let (parent, base) = split(k).ok_or(Errno::STALE)?;
+    if base == b"." || base == b".." || base.len() >= name.len() {
+        return Err(Errno::STALE);
+    }
+    name[..base.len()].copy_from_slice(base);
+    name[base.len()] = 0;
+    let c = std::ffi::CStr::from_bytes_with_nul(&name[..=base.len()]).map_err(|_| Errno::STALE)?;
+    let dir = open_parent(CWD, parent)?;
+    let at = rustix::fs::statat(&dir, c, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| Errno::STALE)?;
+    if (crate::sys::dev(&at), at.st_ino) != (crate::sys::dev(&st), st.st_ino) {
+        return Err(Errno::STALE);
+    }
+    Ok((dir, base.len()))
 }

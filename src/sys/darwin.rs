@@ -34,17 +34,10 @@ pub fn next_is_libc(_names: &[&CStr]) -> bool {
     false
 }
 
-/// A directory whose entry `N` stands for fd `N` (`fdesc`). Unlike Linux's
-/// `/proc/self/fd`, opening `/dev/fd/N` duplicates fd `N` (its offset, and
-/// only with a mode within the fd's), and any other call on it acts on the
-/// device node, never on the fd's object; `/dev/fd/N/name` reaches nothing.
-/// So a call through this link fails or misses the object, it never reaches
-/// an object that was not checked. `resolve/via.rs` must hand such calls the
-/// fd itself (docs/macos.md, work left).
-pub(super) const FD_DIR: &[u8] = b"/dev/fd/";
-
-/// Room [`super::fd_link`] needs: `/dev/fd/` and ten digits.
-pub const FD_LINK_MAX: usize = 18;
+// No `fd_link` here: `/dev/fd/N` (`fdesc`) is no magic link. Opening it
+// duplicates fd `N` (fd(4)), any other call on it acts on the device node,
+// and `/dev/fd/N/name` reaches nothing; `resolve/via.rs` reaches an object
+// as its parent fd and its name instead.
 
 /// `F_GETPATH`'s buffer: `MAXPATHLEN`.
 const MAXPATHLEN: usize = 1024;

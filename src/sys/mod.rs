@@ -18,8 +18,9 @@
 //! - the real function: [`next_symbol`], the next definition of a symbol
 //!   after this library; [`next_is_libc`], whether those are libc's own.
 //! - an fd's name: [`fd_name`], the kernel's path for an open fd;
-//!   [`fd_link`] and [`FD_LINK_MAX`], a path that reaches an open fd's
-//!   object.
+//!   on Linux [`fd_link`] and [`FD_LINK_MAX`], a path that reaches an open
+//!   fd's object (Darwin has none: `resolve/via.rs` reaches an object as
+//!   its parent fd and its name there).
 //! - the race-free open: [`REF`] and [`open_ref`], an fd that only names an
 //!   object; [`open_strict`], an open that crosses no symlink (and, relative
 //!   to a dirfd, does not leave it); [`strict_open_missing`].
@@ -42,14 +43,13 @@ pub use linux::{
     PRELOAD_ENTRY, REF,
 };
 
-#[cfg(target_os = "macos")]
-use darwin::FD_DIR;
 #[cfg(target_os = "linux")]
 use linux::FD_DIR;
 
 /// Writes the backend's fd directory and `fd`'s number at the start of `buf`
 /// (which must have room for [`FD_LINK_MAX`] bytes); returns its length. The
 /// byte after it is left as it was.
+#[cfg(target_os = "linux")]
 #[inline]
 pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
     buf[..FD_DIR.len()].copy_from_slice(FD_DIR);
@@ -78,7 +78,7 @@ mod darwin;
 #[cfg(target_os = "macos")]
 pub use darwin::{
     anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, open_parent_fd, open_ref,
-    open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX, REF,
+    open_strict, seal, sealable_file, strict_open_missing, REF,
 };
 
 #[cfg(test)]
