@@ -218,8 +218,9 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
     let Some(g) = confining(targets) else {
         return Ok(());
     };
-    crate::reserve::take();
+    // Saved first: on Darwin the spares' system calls go through libc too.
     let saved = errno();
+    crate::reserve::take();
     let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
         .unwrap_or_else(|_| crate::internal::check_failed(g, call, targets));
     set_errno(saved);
@@ -558,6 +559,7 @@ fn creat_directory_refused(flags: c_int) -> bool {
     }
     let mut known = REFUSED.load(Ordering::Relaxed);
     if known < 0 {
+        let _kept = crate::errno::Kept::new();
         // SAFETY: a closed fd number and a static empty path; rustix's raw
         // openat, not the hooked one.
         let bad = unsafe { std::os::fd::BorrowedFd::borrow_raw(i32::MAX) };

@@ -100,6 +100,7 @@ fn nofollow_any() -> bool {
         1 => true,
         2 => false,
         _ => {
+            let _kept = crate::errno::Kept::new();
             let mut u = MaybeUninit::<libc::utsname>::uninit();
             // SAFETY: uname fills the struct it is given.
             let ok = unsafe { libc::uname(u.as_mut_ptr()) } == 0;
