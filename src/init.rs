@@ -104,7 +104,12 @@ fn load(envp: Envp) -> Result<Guard, String> {
 
 /// True when the `open` and `openat` after this library are libc's.
 fn next_open_is_libc() -> bool {
-    crate::sys::next_is_libc(&[c"open", c"openat", c"open64", c"openat64"])
+    #[cfg(target_os = "linux")]
+    let names = [c"open", c"openat", c"open64", c"openat64"];
+    // Darwin has no `*64` forms.
+    #[cfg(not(target_os = "linux"))]
+    let names = [c"open", c"openat"];
+    crate::sys::next_is_libc(&names)
 }
 
 /// Tells a supervising `fsguard run` that the library really loaded: one

@@ -27,11 +27,27 @@ pub fn errno_slot() -> *mut c_int {
     unsafe { libc::__error() }
 }
 
-/// Whether the originals of `names` are libc's own. Always false: another
-/// inserted library's pairs may sit before libSystem's functions, and there
-/// is no cheap way to tell; the open fast path stays off.
-pub fn next_is_libc(_names: &[&CStr]) -> bool {
-    false
+/// Whether the originals of `names` (`open`, `openat`) are libSystem's
+/// own: the code this library's calls to them reach lies in an image under
+/// `/usr/lib/system/` (libSystem's parts, in the system's sealed volume and
+/// shared cache, where no inserted library can be). dyld applies every
+/// other image's `__interpose` pairs to this library's bindings (not its
+/// own pairs), so when another inserted library interposes the function,
+/// the address `real!` links is that library's, and dladdr(3) names it: the
+/// answer is false and the open fast path stays off, so it never bypasses
+/// that library. Any other name: false.
+pub fn next_is_libc(names: &[&CStr]) -> bool {
+    // Only its address is read; any function type serves.
+    type Any = unsafe extern "C" fn() -> c_int;
+    names.iter().all(|name| {
+        let f: Option<Any> = match name.to_bytes() {
+            b"open" => crate::real::real!("open", Any),
+            b"openat" => crate::real::real!("openat", Any),
+            _ => None,
+        };
+        f.and_then(|f| super::image_path(f as *const std::ffi::c_void))
+            .is_some_and(|p| p.to_bytes().starts_with(b"/usr/lib/system/"))
+    })
 }
 
 // No `fd_link` here: `/dev/fd/N` (`fdesc`) is no magic link. Opening it
@@ -77,7 +93,12 @@ const EVTONLY: OFlags = OFlags::from_bits_retain(libc::O_EVTONLY as u32);
 /// `O_EVTONLY` opens without reading, `O_NONBLOCK` keeps a fifo from
 /// blocking and `O_NOCTTY` a tty from becoming the controlling one. An
 /// object the caller may not read cannot be held this way (EACCES): the
-/// resolver then fails, and the call is refused (fail closed).
+/// resolver then reaches it as its parent and its name (`resolve/via.rs`);
+/// a directory it may search but not read cannot be a parent, and a call
+/// below one fails with EACCES (fail closed). No final symlink is ever
+/// held (`O_SYMLINK`): a call that does not follow one acts on its parent
+/// and its name, and where the resolver asks for `O_NOFOLLOW` (a create's
+/// walk) Darwin's ELOOP fails the call as Linux's held symlink does.
 pub const REF: OFlags = EVTONLY
     .union(OFlags::NONBLOCK)
     .union(OFlags::NOCTTY)

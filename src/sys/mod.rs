@@ -60,6 +60,23 @@ pub fn fd_link(fd: i32, buf: &mut [u8]) -> usize {
     FD_DIR.len() + d.len()
 }
 
+/// The path of the loaded image (library or program) that holds the code
+/// at `addr` (`dladdr`); `None` when no image does.
+#[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))] // Darwin's, tested on Linux
+pub(crate) fn image_path(addr: *const std::ffi::c_void) -> Option<&'static std::ffi::CStr> {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: dladdr only reads `addr` as a number and fills `info`.
+    let found = unsafe { libc::dladdr(addr, info.as_mut_ptr()) } != 0;
+    // SAFETY: zeroed, then filled by dladdr when it found an image.
+    let info = unsafe { info.assume_init() };
+    if !found || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: the loader's own NUL-terminated name for a loaded image,
+    // kept while the image is loaded (libc is never unloaded).
+    Some(unsafe { std::ffi::CStr::from_ptr(info.dli_fname) })
+}
+
 /// A file's device number as one type on every system (`dev_t` is `u64` on
 /// Linux, `i32` on Darwin), for identity compares and atomics.
 #[inline]

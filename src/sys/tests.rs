@@ -109,3 +109,18 @@ fn a_sealed_file_cannot_change_and_an_unsealed_one_is_told_apart() {
     let plain = anon_file(c"fsguard-test").unwrap();
     assert!(!is_sealed(plain.as_fd()).unwrap_or(false));
 }
+
+#[test]
+fn code_is_placed_in_the_image_that_holds_it() {
+    // libc's own function: in libc's image.
+    let getpid = libc::getpid as *const std::ffi::c_void;
+    let p = super::image_path(getpid).unwrap();
+    assert!(p.to_bytes().ends_with(b"libc.so.6"), "{p:?}");
+    // This test's own code: in the test program, not libc.
+    let here = code_is_placed_in_the_image_that_holds_it as *const std::ffi::c_void;
+    let exe = std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+    let p = super::image_path(here).unwrap().to_str().unwrap();
+    assert_eq!(std::fs::canonicalize(p).unwrap(), exe);
+    // An address no image holds.
+    assert!(super::image_path(std::ptr::null()).is_none());
+}
