@@ -125,7 +125,7 @@ fn interpose_pairs(obj: &Path) -> Vec<(String, String)> {
 }
 
 /// Why the Darwin check cannot run here, if it cannot: CI sets
-/// FSGUARD_REQUIRE_DARWIN, where a missing tool is a failure instead.
+/// HOOK_TABLE_REQUIRE_DARWIN, where a missing tool is a failure instead.
 fn darwin_missing(target: &str) -> Option<String> {
     let libdir = Command::new("rustc")
         .args(["--print", "target-libdir", "--target", target])
@@ -352,8 +352,8 @@ fn darwin_interpose_pairs_match_hook_rows_and_variants() {
     for (target, arch) in DARWIN_TARGETS {
         if let Some(why) = darwin_missing(target) {
             assert!(
-                std::env::var_os("FSGUARD_REQUIRE_DARWIN").is_none(),
-                "FSGUARD_REQUIRE_DARWIN is set and {why}"
+                std::env::var_os("HOOK_TABLE_REQUIRE_DARWIN").is_none(),
+                "HOOK_TABLE_REQUIRE_DARWIN is set and {why}"
             );
             // Past the test harness's capture: a skip must be seen.
             let _ = writeln!(
