@@ -18,13 +18,23 @@
 typedef unsigned short darwin_mode_t;
 #define DARWIN_O_CREAT 0x00000200
 
-/* The originals: libSystem's, as <fcntl.h> declares them. */
+/* The originals: libSystem's, as <fcntl.h> declares them, and the forms
+ * that are not cancellation points (`$NOCANCEL`, which sys/cdefs.h's
+ * __DARWIN_NOCANCEL selects; libsystem_kernel exports both on x86_64 and
+ * arm64, src/darwin_variants.txt). */
 int open(const char *path, int flags, ...);
 int openat(int dirfd, const char *path, int flags, ...);
+int open_nocancel(const char *path, int flags, ...) __asm("_open$NOCANCEL");
+int openat_nocancel(int dirfd, const char *path, int flags, ...) __asm("_openat$NOCANCEL");
 
-/* The Rust hooks (src/hooks.rs), exported under their Darwin names. */
+/* The Rust hooks (src/hooks.rs), exported under their Darwin names; the
+ * `$NOCANCEL` ones are the rows again with that original (src/entry.rs). */
 int fsguard_hook_open(const char *path, int flags, darwin_mode_t mode);
 int fsguard_hook_openat(int dirfd, const char *path, int flags, darwin_mode_t mode);
+int fsguard_hook_open_nocancel(const char *path, int flags, darwin_mode_t mode) __asm(
+    "_fsguard_hook_open$NOCANCEL");
+int fsguard_hook_openat_nocancel(int dirfd, const char *path, int flags, darwin_mode_t mode) __asm(
+    "_fsguard_hook_openat$NOCANCEL");
 
 /* The mode argument exists only with O_CREAT (Darwin has no O_TMPFILE). */
 #define READ_MODE(last, flags, mode)                                           \
@@ -49,6 +59,18 @@ static int shim_openat(int dirfd, const char *path, int flags, ...) {
     return fsguard_hook_openat(dirfd, path, flags, mode);
 }
 
+static int shim_open_nocancel(const char *path, int flags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_hook_open_nocancel(path, flags, mode);
+}
+
+static int shim_openat_nocancel(int dirfd, const char *path, int flags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(flags, flags, mode);
+    return fsguard_hook_openat_nocancel(dirfd, path, flags, mode);
+}
+
 /* One pair per entry point: what dyld calls instead, and what it replaces. */
 struct interpose {
     const void *replacement;
@@ -59,4 +81,6 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct interpo
     interposed[] = {
         {(const void *)&shim_open, (const void *)&open},
         {(const void *)&shim_openat, (const void *)&openat},
+        {(const void *)&shim_open_nocancel, (const void *)&open_nocancel},
+        {(const void *)&shim_openat_nocancel, (const void *)&openat_nocancel},
 };

@@ -64,7 +64,7 @@ fn build_fault_lib() -> Result<PathBuf, String> {
     Ok(lib)
 }
 
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => {
