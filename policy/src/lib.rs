@@ -18,6 +18,7 @@ mod decide;
 mod pattern;
 mod presets;
 pub mod program;
+pub mod seatbelt;
 mod settings;
 pub mod suggest;
 pub mod wire;
