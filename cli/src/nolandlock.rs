@@ -1,8 +1,8 @@
-//! `fsguard run`'s Landlock layer where the kernel has no Landlock (macOS):
-//! the same interface as `landlock.rs`, with Landlock always unavailable, so
+//! `fsguard run`'s kernel-enforced layer where the system has none fsguard
+//! knows (neither Linux's Landlock nor macOS's Seatbelt, `seatbelt.rs`):
+//! the same interface as `landlock.rs`, always unavailable, so
 //! `--landlock=required` fails with [`UNAVAILABLE`], `--landlock` warns and
-//! the default goes on with the library alone. The kernel-enforced backstop
-//! macOS has (a Seatbelt profile) is work left (docs/macos.md).
+//! the default goes on with the library alone.
 
 use std::path::Path;
 
@@ -15,10 +15,16 @@ pub enum Rules {}
 /// Nor a status for one.
 pub enum Status {}
 
+/// The layer's name in messages.
+pub const NAME: &str = "Landlock";
+/// What the child applies, in messages.
+pub const RULESET: &str = "Landlock ruleset";
+/// The prefix of a note about it.
+pub const TAG: &str = "landlock";
+
 /// Why no ruleset can be applied.
-pub const UNAVAILABLE: &str = "Landlock is a Linux feature and macOS has none (its \
-                               kernel-enforced layer, a Seatbelt profile, is not written yet: \
-                               docs/macos.md)";
+pub const UNAVAILABLE: &str = "Landlock is a Linux feature and this system has no \
+                               kernel-enforced layer fsguard knows";
 
 /// No Landlock ABI: 0.
 pub fn kernel_abi() -> i32 {

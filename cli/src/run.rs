@@ -342,8 +342,14 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         let err = std::io::Error::from_raw_os_error(errno);
         if pre[pos] == MSG_LANDLOCK {
             match ll_note {
-                Some(note) => eprintln!("fsguard: error: --landlock=required: Landlock {note}"),
-                None => eprintln!("fsguard: error: cannot apply the Landlock ruleset: {err}"),
+                Some(note) => eprintln!(
+                    "fsguard: error: --landlock=required: {} {note}",
+                    landlock::NAME
+                ),
+                None => eprintln!(
+                    "fsguard: error: cannot apply the {}: {err}",
+                    landlock::RULESET
+                ),
             }
             return Ok(ExitCode::from(EXIT_FSGUARD));
         }
@@ -362,7 +368,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     // Reported once, and only when the kernel left something out.
     if let (Some(note), false) = (&ll_note, opts.quiet) {
-        eprintln!("fsguard: landlock: {note}");
+        eprintln!("fsguard: {}: {note}", landlock::TAG);
     }
 
     let started = Instant::now();
