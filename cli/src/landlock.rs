@@ -21,6 +21,13 @@ pub type Rules = RulesetCreated;
 /// What the kernel made of it.
 pub type Status = RulesetStatus;
 
+/// The layer's name in messages.
+pub const NAME: &str = "Landlock";
+/// What the child applies, in messages.
+pub const RULESET: &str = "Landlock ruleset";
+/// The prefix of a note about it.
+pub const TAG: &str = "landlock";
+
 /// Why no ruleset can be applied on a kernel without Landlock.
 pub const UNAVAILABLE: &str = "this kernel has no Landlock (not built in, or not enabled at boot: \
                                add landlock to the lsm= boot parameter)";

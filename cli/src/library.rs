@@ -68,20 +68,179 @@ pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
     (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
 }
 
-/// The program, `exe` itself or a script's interpreter, from which the
-/// system strips the preload variable (macOS's System Integrity Protection:
-/// [`crate::sys::dyld_stripped`]); `None` on Linux, where there is none.
-pub(crate) fn stripped_program(exe: &Path) -> Option<PathBuf> {
+/// Why dyld would not load the library into `exe` (or, for a script, its
+/// interpreter): the message `run` refuses to start with. `None` on Linux,
+/// where nothing strips the preload variable, without a look at the file.
+pub(crate) fn unloadable(exe: &Path, lib: &Path) -> Option<String> {
     if !crate::sys::STRIPS_PRELOAD {
         return None; // no look, no system calls, on every Linux launch
     }
     let canon = std::fs::canonicalize(exe).ok()?;
     if crate::sys::dyld_stripped(&canon) {
-        return Some(canon);
+        return Some(sip_message(&canon));
     }
     let mut head = [0u8; 256];
     let n = std::io::Read::read(&mut std::fs::File::open(&canon).ok()?, &mut head).ok()?;
-    let interp = &head[fsguard_policy::program::interpreter(&head[..n])?];
-    let interp = std::fs::canonicalize(OsStr::from_bytes(interp)).ok()?;
-    crate::sys::dyld_stripped(&interp).then_some(interp)
+    let program = match fsguard_policy::program::interpreter(&head[..n]) {
+        Some(r) => std::fs::canonicalize(OsStr::from_bytes(&head[r])).ok()?,
+        None => canon,
+    };
+    if crate::sys::dyld_stripped(&program) {
+        return Some(sip_message(&program));
+    }
+    refusal(&program, lib, host_cpu())
+}
+
+/// The CPU type this CLI runs as. A program it starts runs as the same
+/// when it has that architecture: on an arm64 Mac, a CLI running under
+/// Rosetta starts a universal program's `x86_64` slice, as `arch -x86_64`
+/// does.
+fn host_cpu() -> u32 {
+    use fsguard_policy::macho::{CPU_ARM64, CPU_X86_64};
+    match std::env::consts::ARCH {
+        "aarch64" => CPU_ARM64,
+        "x86_64" => CPU_X86_64,
+        _ => 0,
+    }
+}
+
+fn sip_message(p: &Path) -> String {
+    format!(
+        "{}: protected by System Integrity Protection: macOS strips \
+         DYLD_INSERT_LIBRARIES from it, so the library would not be loaded; \
+         use a program installed outside the system directories (for Python, \
+         one from python.org, Homebrew or a virtual environment made from it)",
+        p.display()
+    )
+}
+
+/// What dyld makes of `program` (canonical, no script) and `lib` on a
+/// `host` CPU: set-id bits and code signatures make it strip
+/// `DYLD_INSERT_LIBRARIES`, and a library without the architecture the
+/// program runs as cannot be loaded. Plain file reads: tested on Linux.
+fn refusal(program: &Path, lib: &Path, host: u32) -> Option<String> {
+    use fsguard_policy::macho;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let strips = "macOS strips DYLD_INSERT_LIBRARIES from it, so the library would not be loaded";
+    let p = program.display();
+    let f = std::fs::File::open(program).ok()?;
+    if fsguard_policy::program::set_id(f.metadata().ok()?.mode()) {
+        return Some(format!(
+            "{p}: a set-user-ID or set-group-ID program: {strips}; run a copy \
+             without the set-id bit (chmod u-s,g-s on the copy)"
+        ));
+    }
+    let read = |off: u64, buf: &mut [u8]| f.read_at(buf, off).ok();
+    let slices = macho::slices(read)?;
+    let cpus: Vec<u32> = slices.iter().map(|s| s.cputype).collect();
+    let arch = macho::runs_as(&cpus, host)?;
+    let slice = slices.iter().find(|s| s.cputype == arch)?;
+    match macho::signature(read, slice).and_then(|sig| sig.stripped()) {
+        Some(macho::Stripped::HardenedRuntime) => {
+            return Some(format!(
+                "{p}: signed with the hardened runtime and without the \
+                 {} entitlement: {strips}; use a build of it without the \
+                 hardened runtime (or re-sign a copy: codesign -f -s - COPY)",
+                macho::ALLOW_DYLD_ENV
+            ))
+        }
+        Some(macho::Stripped::Restricted) => {
+            return Some(format!(
+                "{p}: its code signature is restricted (CS_RESTRICT): {strips}"
+            ))
+        }
+        None => {}
+    }
+    let l = std::fs::File::open(lib).ok()?;
+    let lib_slices = macho::slices(|off: u64, buf: &mut [u8]| l.read_at(buf, off).ok())?;
+    if lib_slices.iter().any(|s| s.cputype == arch) {
+        return None;
+    }
+    let name = macho::arch_name(arch);
+    let rosetta = if arch != host { " (under Rosetta)" } else { "" };
+    Some(format!(
+        "{p}: runs as {name}{rosetta}, and the library {} has no {name} code, so \
+         dyld cannot load it; use a library built for {name} too (a universal \
+         one: lipo -create)",
+        lib.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fsguard_policy::macho::{CPU_ARM64, CPU_X86_64};
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A scratch directory with a Mach-O object per architecture (clang,
+    /// which CI installs: docs/macos.md).
+    fn objects(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("fsguard-lib-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("m.c");
+        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+        let mut out = Vec::new();
+        for t in ["x86_64-apple-darwin", "arm64-apple-darwin"] {
+            let o = dir.join(format!("{t}.o"));
+            let st = std::process::Command::new("clang")
+                .args(["-target", t, "-c"])
+                .arg(&src)
+                .arg("-o")
+                .arg(&o)
+                .status()
+                .expect("clang must be installed (apt-get install clang)");
+            assert!(st.success());
+            out.push(o);
+        }
+        (dir, out.remove(0), out.remove(0))
+    }
+
+    #[test]
+    fn set_id_programs_are_refused_by_name() {
+        let (dir, x86, _) = objects("setid");
+        let prog = dir.join("tool");
+        std::fs::copy(&x86, &prog).unwrap();
+        assert_eq!(refusal(&prog, &x86, CPU_X86_64), None);
+        for mode in [0o4755, 0o2755] {
+            std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(mode)).unwrap();
+            let m = refusal(&prog, &x86, CPU_X86_64).expect("refused");
+            assert!(
+                m.starts_with(&format!("{}: a set-user-ID", prog.display())),
+                "{m}"
+            );
+            assert!(m.contains("strips DYLD_INSERT_LIBRARIES"), "{m}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_library_without_the_programs_architecture_is_refused() {
+        let (dir, x86, arm) = objects("arch");
+        // An x86_64 program on an arm64 Mac runs under Rosetta.
+        let m = refusal(&x86, &arm, CPU_ARM64).expect("refused");
+        assert!(m.contains("runs as x86_64 (under Rosetta)"), "{m}");
+        assert!(
+            m.contains(&format!("the library {} has no x86_64 code", arm.display())),
+            "{m}"
+        );
+        let m = refusal(&arm, &x86, CPU_ARM64).expect("refused");
+        assert!(m.contains("runs as arm64, and the library"), "{m}");
+        // The same architecture, or a program that cannot run here at all
+        // (exec reports that itself): nothing to say.
+        assert_eq!(refusal(&x86, &x86, CPU_ARM64), None);
+        assert_eq!(refusal(&arm, &arm, CPU_ARM64), None);
+        assert_eq!(refusal(&arm, &x86, CPU_X86_64), None);
+        // Not Mach-O (a Linux library, a text file): no verdict.
+        let txt = dir.join("t");
+        std::fs::write(&txt, "hello").unwrap();
+        assert_eq!(refusal(&txt, &arm, CPU_ARM64), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn linux_never_looks() {
+        if !crate::sys::STRIPS_PRELOAD {
+            assert_eq!(unloadable(Path::new("/nonexistent"), Path::new("/x")), None);
+        }
+    }
 }

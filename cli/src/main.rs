@@ -6,11 +6,12 @@ mod args;
 mod check;
 mod discover;
 mod embed;
-// The handshake gate and Landlock are Linux's; elsewhere the same
-// interface without them (docs/macos.md).
+// The handshake gate is Linux's; elsewhere the same interface without it
+// (docs/macos.md). The kernel-enforced layer is Landlock on Linux, a
+// Seatbelt profile on macOS, behind one interface.
 #[cfg_attr(not(target_os = "linux"), path = "nogate.rs")]
 mod gate;
-#[cfg_attr(not(target_os = "linux"), path = "nolandlock.rs")]
+#[cfg_attr(target_os = "macos", path = "seatbelt.rs")]
 mod landlock;
 mod library;
 mod outcome;

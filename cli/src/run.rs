@@ -28,7 +28,7 @@ use fsguard_policy::{
 
 use crate::gate::handshake;
 use crate::landlock::Landlock;
-use crate::library::{find_library, static_program, stripped_program};
+use crate::library::{find_library, static_program, unloadable};
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
 use crate::spawn::{
@@ -181,14 +181,8 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     };
     // macOS's counterpart of a static program, refused whatever
     // unguarded_exec says: dyld would drop the library without a word.
-    if let Some(p) = stripped_program(&exe) {
-        return Err(format!(
-            "{}: protected by System Integrity Protection: macOS strips \
-             DYLD_INSERT_LIBRARIES from it, so the library would not be loaded; \
-             use a program installed outside the system directories (for Python, \
-             one from python.org, Homebrew or a virtual environment made from it)",
-            p.display()
-        ));
+    if let Some(why) = unloadable(&exe, &lib) {
+        return Err(why);
     }
     let unguarded = static_program(&exe, 0);
     if let Some(p) = &unguarded {
@@ -342,8 +336,14 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         let err = std::io::Error::from_raw_os_error(errno);
         if pre[pos] == MSG_LANDLOCK {
             match ll_note {
-                Some(note) => eprintln!("fsguard: error: --landlock=required: Landlock {note}"),
-                None => eprintln!("fsguard: error: cannot apply the Landlock ruleset: {err}"),
+                Some(note) => eprintln!(
+                    "fsguard: error: --landlock=required: {} {note}",
+                    landlock::NAME
+                ),
+                None => eprintln!(
+                    "fsguard: error: cannot apply the {}: {err}",
+                    landlock::RULESET
+                ),
             }
             return Ok(ExitCode::from(EXIT_FSGUARD));
         }
@@ -362,7 +362,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
 
     // Reported once, and only when the kernel left something out.
     if let (Some(note), false) = (&ll_note, opts.quiet) {
-        eprintln!("fsguard: landlock: {note}");
+        eprintln!("fsguard: {}: {note}", landlock::TAG);
     }
 
     let started = Instant::now();

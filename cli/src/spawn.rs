@@ -122,9 +122,10 @@ pub(crate) fn spawn(start: Start) -> Result<libc::pid_t, String> {
         // SAFETY: `arg` is the `Start` below, alive and unchanged while the
         // parent is suspended (Linux) or in the child's own copy (fork).
         let s = unsafe { &*(arg as *const Start) };
-        // SAFETY: a bitwise copy of the ruleset (a descriptor and plain
-        // flags, no heap memory): it is consumed here and closes the
-        // descriptor in this child's table; the parent drops its own.
+        // SAFETY: a bitwise copy of the ruleset, consumed here. Linux: a
+        // descriptor and plain flags, no heap memory; it closes the
+        // descriptor in this child's table, the parent drops its own.
+        // macOS: the profile text in the fork's own copy of memory.
         let ruleset = unsafe { std::ptr::read(&s.ruleset) };
         // SAFETY: the child before exec; `child` touches no memory but its
         // own stack, and the parent waits.

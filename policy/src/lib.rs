@@ -15,9 +15,11 @@
 #![warn(missing_docs)]
 
 mod decide;
+pub mod macho;
 mod pattern;
 mod presets;
 pub mod program;
+pub mod seatbelt;
 mod settings;
 pub mod suggest;
 pub mod wire;

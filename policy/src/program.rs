@@ -156,6 +156,17 @@ pub fn sip_protected(path: &[u8], flags: u32) -> bool {
         })
 }
 
+/// `S_ISUID | S_ISGID` (POSIX `sys/stat.h`, the same bits on Linux and
+/// macOS).
+const SET_ID: u32 = 0o6000;
+
+/// Whether a program with `st_mode` `mode` is set-user-ID or set-group-ID:
+/// dyld strips every `DYLD_*` variable from it, so the library would not
+/// be loaded (on Linux `no_new_privs` makes exec ignore the bits instead).
+pub fn set_id(mode: u32) -> bool {
+    mode & SET_ID != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +312,13 @@ mod tests {
             b"/Applications/Tool.app/tool",
             !SF_RESTRICTED
         ));
+    }
+
+    #[test]
+    fn set_id_bits() {
+        assert!(set_id(0o104755)); // -rwsr-xr-x
+        assert!(set_id(0o102755)); // -rwxr-sr-x
+        assert!(!set_id(0o100755));
+        assert!(!set_id(0o041777)); // a sticky directory is not set-id
     }
 }

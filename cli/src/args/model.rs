@@ -223,8 +223,16 @@ pub(super) struct PolicyArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Run options")]
 pub(super) struct RunArgs {
-    /// Landlock (on by default where the kernel has it); =required: fail
-    /// (125) unless fully enforced
+    #[cfg_attr(
+        not(target_os = "macos"),
+        doc = "Landlock (on by default where the kernel has it); =required: fail \
+               (125) unless fully enforced"
+    )]
+    #[cfg_attr(
+        target_os = "macos",
+        doc = "The Seatbelt profile made from the policy (on by default); \
+               =required: fail (125) unless the kernel takes it"
+    )]
     #[arg(
         long,
         value_name = "required",

@@ -12,6 +12,7 @@
 
 mod glob;
 mod index;
+pub(crate) mod regex;
 #[cfg(test)]
 mod tests;
 
