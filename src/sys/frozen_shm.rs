@@ -159,13 +159,13 @@ impl Drop for Name {
 }
 
 /// A shared mapping of an fd, unmapped when dropped.
-struct Map {
+pub(super) struct Map {
     at: *mut u8,
     len: usize,
 }
 
 impl Map {
-    fn new(fd: RawFd, len: usize, prot: c_int) -> Result<Map, i32> {
+    pub(super) fn new(fd: RawFd, len: usize, prot: c_int) -> Result<Map, i32> {
         // SAFETY: a fresh mapping at an address the kernel picks.
         let at = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
         if at == libc::MAP_FAILED {
@@ -185,6 +185,30 @@ impl Drop for Map {
         // SAFETY: the mapping made in `new`, unmapped once.
         unsafe { libc::munmap(self.at.cast::<c_void>(), self.len) };
     }
+}
+
+/// Whether `ro` is the object mapped writable at `w` (which holds `frozen`
+/// after the header): a nonce drawn now, written through `w`, must show
+/// through a mapping of `ro`. An object put under the name by someone else
+/// would not see it, whatever it holds; the error is `EIO`.
+pub(super) fn same_object(w: &Map, ro: RawFd, frozen: &[u8]) -> Result<(), i32> {
+    let r = Map::new(ro, w.len, libc::PROT_READ)?;
+    let mut nonce = [0u8; 8];
+    entropy(&mut nonce)?;
+    nonce[0] |= 1;
+    let mut seen = [0u8; 8];
+    for (i, (&b, s)) in nonce.iter().zip(seen.iter_mut()).enumerate() {
+        // SAFETY: within both mappings (the same length); volatile so each
+        // access happens, in this order, through its own mapping.
+        unsafe {
+            std::ptr::write_volatile(w.at.add(NONCE_AT + i), b);
+            *s = std::ptr::read_volatile(r.at.add(NONCE_AT + i));
+        }
+    }
+    if seen != nonce || r.bytes()[HEADER..] != *frozen || r.bytes()[..LEN_AT] != *MAGIC {
+        return Err(libc::EIO);
+    }
+    Ok(())
 }
 
 /// A read-only fd to a fresh, unlinked shared memory object holding
@@ -217,26 +241,8 @@ pub fn create(frozen: &[u8]) -> Result<OwnedFd, i32> {
     out[HEADER..].copy_from_slice(frozen);
     let ro = shm_open(&name.0, libc::O_RDONLY, 0)?;
     drop(name);
-    let r = Map::new(ro.as_raw_fd(), total, libc::PROT_READ)?;
-    // The reopened object must be the one written: a nonce drawn now, written
-    // through `w`, must show through `r` (an object put under the name by
-    // someone else would not see it).
-    let mut nonce = [0u8; 8];
-    entropy(&mut nonce)?;
-    nonce[0] |= 1;
-    let mut seen = [0u8; 8];
-    for (i, (&b, s)) in nonce.iter().zip(seen.iter_mut()).enumerate() {
-        // SAFETY: within both mappings; volatile so each access happens, in
-        // this order, through its own mapping.
-        unsafe {
-            std::ptr::write_volatile(w.at.add(NONCE_AT + i), b);
-            *s = std::ptr::read_volatile(r.at.add(NONCE_AT + i));
-        }
-    }
-    if seen != nonce || r.bytes()[HEADER..] != *frozen || r.bytes()[..LEN_AT] != *MAGIC {
-        return Err(libc::EIO);
-    }
-    drop((w, r, rw));
+    same_object(&w, ro.as_raw_fd(), frozen)?;
+    drop((w, rw));
     // SAFETY: fcntl on our fd (Darwin's shm_open sets close-on-exec already;
     // said again for every system).
     if unsafe { libc::fcntl(ro.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {

@@ -7,7 +7,7 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::frozen_shm::{create, read, HEADER, NOT_ONE};
+use super::frozen_shm::{create, read, same_object, Map, HEADER, NOT_ONE};
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
@@ -164,4 +164,39 @@ fn garbage_is_refused() {
     // SAFETY: only inspected; the number is closed.
     let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(closed) };
     assert_eq!(read(b), Err(NOT_ONE));
+}
+
+#[test]
+fn an_object_put_under_the_name_in_its_place_is_refused() {
+    // What `create` checks after its reopen: the read-only fd must reach
+    // the object it wrote. Another object with the very same bytes (what a
+    // racer that unlinked the name and made its own would hand back) fails.
+    let mut b = header(6);
+    b.extend_from_slice(b"policy");
+    let (ours, name) = object(&b, b.len(), 0o400, libc::O_RDWR, false);
+    // SAFETY: our own name; the fd becomes ours.
+    let ours_ro = unsafe {
+        let fd = libc::shm_open(name.as_ptr(), libc::O_RDONLY, 0);
+        assert!(fd >= 0);
+        OwnedFd::from_raw_fd(fd)
+    };
+    // SAFETY: our own name.
+    unsafe { libc::shm_unlink(name.as_ptr()) };
+    let (theirs, _) = object(&b, b.len(), 0o400, libc::O_RDONLY, true);
+    let w = Map::new(
+        ours.as_raw_fd(),
+        b.len(),
+        libc::PROT_READ | libc::PROT_WRITE,
+    )
+    .unwrap();
+    assert_eq!(same_object(&w, ours_ro.as_raw_fd(), b"policy"), Ok(()));
+    assert_eq!(
+        same_object(&w, theirs.as_raw_fd(), b"policy"),
+        Err(libc::EIO)
+    );
+    // Nor does the right object with other bytes than expected.
+    assert_eq!(
+        same_object(&w, ours_ro.as_raw_fd(), b"polic!"),
+        Err(libc::EIO)
+    );
 }
