@@ -20,16 +20,18 @@
 //! - A regular file made in a fresh 0700 directory, reopened `O_RDONLY` and
 //!   unlinked: its owner can `chmod` a file, so a process of the same user
 //!   that finds the name in the temporary directory before the unlink can
-//!   make it writable and open it for good; once unlinked it may still be
-//!   reached by inode (`/.vol/<fsid>/<ino>` on HFS+ and APFS), where the
-//!   owner may again open it for writing. Rejected.
+//!   make it writable and open it for good; and whether an unlinked file
+//!   can still be reached by inode number (`/.vol/<fsid>/<ino>`) cannot be
+//!   settled without a Mac (APFS is closed source). Rejected.
 //! - A POSIX shared memory object created owner-read-only (`0400`). Apple's
 //!   xnu (`bsd/kern/posix_shm.c`) gives its creator a read-write fd whatever
 //!   the mode (no access check on creation), checks the mode on every later
 //!   `shm_open` (the owner too: `posix_cred_access`), and has no call that
 //!   changes the mode afterwards (`fchmod` acts on vnodes). `mmap` of an fd
 //!   opened `O_RDONLY` refuses `PROT_WRITE` and maps with a maximum
-//!   protection without write, so `mprotect` cannot add it; the object's
+//!   protection without write, so `mprotect` cannot add it (so in the xnu
+//!   sources since `posix_shm.c` was rewritten; a far older one, of the
+//!   Mac OS X 10.5 era, kept write in the maximum protection); the object's
 //!   size is set once (a second `ftruncate` is `EINVAL`); `read`/`write` are
 //!   not supported at all; opening `/dev/fd/N` duplicates the fd with its
 //!   mode. It lives in no file system, so no path reaches it once unlinked.
