@@ -52,19 +52,23 @@
 //! read-only (harmless), size it first (this `ftruncate` then fails: the
 //! copy is refused), or unlink it and put an object of its own under the
 //! name before the reopen: its object does not see the nonce written after
-//! the reopen, so the copy is refused. It cannot open the object for writing
-//! (mode `0400`). Root is not kept out (`pshm_access` lets it do anything).
+//! the reopen, so the copy is refused (only a racer that also holds our
+//! object open and copies the nonce into its own in the few instructions
+//! between our write and our read would pass). It cannot open the object
+//! for writing (mode `0400`). Root is not kept out (`pshm_access` lets it
+//! do anything).
 //!
 //! # What a child checks ([`read`])
 //!
 //! The fd is open `O_RDONLY`; `fstat` says it is a shared memory object
 //! (xnu's `pshm_stat` fills `st_mode` with the permission bits alone, so the
-//! file type bits are 0; any vnode, pipe or socket has some), with no link,
-//! owned by this user, with no write bit for anyone (so no one but root can
-//! ever open it for writing, as the mode never changes); its size holds the
-//! header and the length the header gives (the size is rounded up to whole
-//! pages, so the length is stored). Anything else is refused, and the
-//! library refuses to run (fail closed).
+//! file type bits are 0, where a vnode, pipe or socket has some), with no
+//! link, owned by this user, with no write bit for anyone (so no one but
+//! root can ever open it for writing, as the mode never changes); it can
+//! be mapped (read through `mmap`); its size holds the header and the
+//! length the header gives (the size is rounded up to whole pages, so the
+//! length is stored). Anything else is refused, and the library refuses to
+//! run (fail closed).
 //!
 //! What no check can see: a process that made such an object itself keeps
 //! its own writable fd. That is a forger handing its child a policy of its
