@@ -46,7 +46,18 @@ fn load(envp: Envp) -> Result<Guard, String> {
     };
     if handed.is_some() {
         // SAFETY: constructors run single-threaded; a C string literal.
-        unsafe { libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr()) };
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr())
+        };
+        // No exec hooks hand children the policy here yet (docs/macos.md):
+        // `-1` makes a child's library refuse to run (fail closed) rather
+        // than build a policy of its own from what it finds.
+        // SAFETY: as above; C string literals.
+        #[cfg(not(target_os = "linux"))]
+        unsafe {
+            libc::setenv(c"FSGUARD_POLICY_FD".as_ptr(), c"-1".as_ptr(), 1)
+        };
     }
     let settings = match &frozen {
         Some(frozen) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,

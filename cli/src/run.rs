@@ -256,8 +256,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         argv_c.push(cstr(a.as_bytes())?);
     }
     let mut env = preload_env(&lib);
-    // The policy goes in a sealed memfd, not the environment: a large one
-    // would make every exec fail with E2BIG.
+    // The policy goes in a file no one can change (a sealed memfd on Linux,
+    // a read-only shared memory object on macOS), not the environment: a
+    // large one would make every exec fail with E2BIG.
     let policy_fd = sealed_policy(&settings.to_frozen())?;
     env.push((
         "FSGUARD_POLICY_FD".into(),

@@ -1,6 +1,6 @@
 //! The Darwin backend of the platform seam: `__error`, `fcntl(F_GETPATH)`,
 //! `O_NOFOLLOW_ANY`, `DYLD_INSERT_LIBRARIES`, POSIX shared memory in place
-//! of memfds.
+//! of memfds (and of sealed memfds: `frozen_shm`).
 //!
 //! Checked by `cargo check`/`cargo clippy --target x86_64-apple-darwin`
 //! (and `aarch64-apple-darwin`); never linked nor run on a Mac yet
@@ -217,23 +217,27 @@ pub fn anon_file(_name: &CStr) -> Result<OwnedFd, Errno> {
     Ok(fd)
 }
 
-/// A file [`seal`] could make unchangeable. Darwin has no seals, so none:
-/// ENOSYS. What replaces the sealed memfd is a pipe the parent writes and
-/// closes (`handoff.rs`, work left); until then a child's library finds no
-/// sealed policy and refuses to run (fail closed).
-pub fn sealable_file(_name: &CStr) -> Result<OwnedFd, Errno> {
-    Err(Errno::NOSYS)
+/// A read-only fd to an unlinked POSIX shared memory object holding
+/// `frozen`, created owner-read-only: no process but root can write it
+/// (Darwin has no seals; `frozen_shm` says why this object and how it is
+/// made). System calls only, no allocation (this may run in a `vfork`
+/// child).
+pub fn frozen_file(frozen: &[u8]) -> Result<OwnedFd, Errno> {
+    super::frozen_shm::create(frozen).map_err(Errno::from_raw_os_error)
 }
 
-/// Seals: none on Darwin (see [`sealable_file`]).
-pub fn seal(_fd: impl std::os::fd::AsFd) -> Result<(), Errno> {
-    Err(Errno::NOSYS)
+/// The bytes of `fd` if it is such an object (`frozen_shm::read`'s checks);
+/// else why not.
+pub fn read_frozen(fd: BorrowedFd<'_>) -> Result<Vec<u8>, String> {
+    super::frozen_shm::read(fd).map_err(String::from)
 }
 
-/// Whether `fd` is sealed: never on Darwin, so an inherited policy fd is
-/// refused (see [`sealable_file`]).
-pub fn is_sealed(_fd: BorrowedFd<'_>) -> Result<bool, Errno> {
-    Err(Errno::NOSYS)
+/// None: `fstat` of a shared memory object shows no device nor inode
+/// (xnu's `pshm_stat` leaves both 0), so the library could not tell its
+/// kept copy from an object the program put at that number; it makes a
+/// fresh copy for each exec instead (`handoff::ForChild`).
+pub fn frozen_id(_fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
+    None
 }
 
 /// The running program's path (`_NSGetExecutablePath`, then `realpath`).

@@ -134,19 +134,65 @@ fn seals() -> SealFlags {
 }
 
 /// A file with no name, `CLOEXEC`, that [`seal`] can make unchangeable.
-pub fn sealable_file(name: &CStr) -> Result<OwnedFd, Errno> {
+pub(super) fn sealable_file(name: &CStr) -> Result<OwnedFd, Errno> {
     rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
 }
 
 /// Makes a [`sealable_file`] unchangeable for good, by anyone holding it.
-pub fn seal(fd: impl AsFd) -> Result<(), Errno> {
+pub(super) fn seal(fd: impl AsFd) -> Result<(), Errno> {
     rustix::fs::fcntl_add_seals(fd, seals())
 }
 
 /// Whether `fd` is a file no one can change any more ([`seal`]); an error
 /// when it is closed or not a sealable file at all.
-pub fn is_sealed(fd: BorrowedFd<'_>) -> Result<bool, Errno> {
+pub(super) fn is_sealed(fd: BorrowedFd<'_>) -> Result<bool, Errno> {
     Ok(rustix::fs::fcntl_get_seals(fd)?.contains(seals()))
+}
+
+/// A memfd holding `frozen`, sealed against any change, `CLOEXEC`. System
+/// calls only, no allocation (this may run in a `vfork` child).
+pub fn frozen_file(frozen: &[u8]) -> Result<OwnedFd, Errno> {
+    let fd = sealable_file(c"fsguard-policy")?;
+    let mut done = 0;
+    while done < frozen.len() {
+        match rustix::io::write(&fd, &frozen[done..]) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    seal(&fd)?;
+    Ok(fd)
+}
+
+/// The bytes of `fd` if it is a memfd carrying every seal; else why not.
+pub fn read_frozen(fd: BorrowedFd<'_>) -> Result<Vec<u8>, String> {
+    let sealed = is_sealed(fd)
+        .map_err(|_| "not a sealed policy memfd (closed, or another file)".to_string())?;
+    if !sealed {
+        return Err("the policy memfd is not sealed".into());
+    }
+    let st = rustix::fs::fstat(fd).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; st.st_size as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        match rustix::io::pread(fd, &mut buf[done..], done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
+/// An identity of a [`frozen_file`] that another file at its number would
+/// not have: its device and inode.
+pub fn frozen_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    Some((super::dev(&st), st.st_ino))
 }
 
 /// The running program's path, as the kernel names it.

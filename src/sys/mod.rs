@@ -26,8 +26,12 @@
 //!   to a dirfd, does not leave it); [`strict_open_missing`].
 //! - exec: [`PRELOAD_ENTRY`], the start of the loader's environment entry
 //!   that carries the library into a child.
-//! - anonymous files: [`anon_file`], [`sealable_file`], [`seal`],
-//!   [`is_sealed`] (the policy handoff and the spare fds).
+//! - anonymous files: [`anon_file`] (the spare fds); [`frozen_file`] and
+//!   [`read_frozen`], the policy handoff: an fd whose bytes no process
+//!   under the guard can change, and the check a child makes of the fd it is
+//!   handed (a sealed memfd on Linux, a read-only POSIX shared memory object
+//!   on Darwin: `frozen_shm`); [`frozen_id`], an identity of that file
+//!   another file at its number would not have (none on Darwin).
 //! - the process: [`exe_path`], the running program's path;
 //!   [`open_parent_fd`], the parent's fd of a number, opened again;
 //!   [`no_new_privs`], whether exec honours set-id bits.
@@ -38,9 +42,9 @@ mod linux;
 
 #[cfg(target_os = "linux")]
 pub use linux::{
-    anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, next_symbol, no_new_privs,
-    open_parent_fd, open_ref, open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX,
-    PRELOAD_ENTRY, REF,
+    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, next_symbol,
+    no_new_privs, open_parent_fd, open_ref, open_strict, read_frozen, strict_open_missing,
+    FD_LINK_MAX, PRELOAD_ENTRY, REF,
 };
 
 #[cfg(target_os = "linux")]
@@ -94,9 +98,16 @@ mod darwin;
 /// `no_new_privs` join with the exec hooks, Linux-only for now.
 #[cfg(target_os = "macos")]
 pub use darwin::{
-    anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, open_parent_fd, open_ref,
-    open_strict, seal, sealable_file, strict_open_missing, REF,
+    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, open_parent_fd,
+    open_ref, open_strict, read_frozen, strict_open_missing, REF,
 };
 
+/// The policy handoff without seals: Darwin's, in plain POSIX, so that it
+/// is tested on Linux too (and the CLI includes the same file).
+#[cfg(any(test, target_os = "macos"))]
+mod frozen_shm;
+
+#[cfg(test)]
+mod frozen_shm_tests;
 #[cfg(test)]
 mod tests;

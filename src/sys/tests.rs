@@ -98,8 +98,10 @@ fn the_strict_open_crosses_no_symlink_and_stays_beneath_its_dirfd() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_sealed_file_cannot_change_and_an_unsealed_one_is_told_apart() {
+    use super::linux::{is_sealed, seal, sealable_file};
     let f = sealable_file(c"fsguard-test").unwrap();
     assert_eq!(rustix::io::write(&f, b"policy").unwrap(), 6);
     assert!(!is_sealed(f.as_fd()).unwrap());
@@ -123,4 +125,15 @@ fn code_is_placed_in_the_image_that_holds_it() {
     assert_eq!(std::fs::canonicalize(p).unwrap(), exe);
     // An address no image holds.
     assert!(super::image_path(std::ptr::null()).is_none());
+}
+
+#[test]
+fn a_frozen_file_reads_back_cannot_be_written_and_a_plain_one_is_refused() {
+    let f = frozen_file(b"policy").unwrap();
+    assert_eq!(read_frozen(f.as_fd()).unwrap(), b"policy");
+    assert!(rustix::io::write(&f, b"more").is_err());
+    assert_eq!(read_frozen(f.as_fd()).unwrap(), b"policy");
+    let plain = anon_file(c"fsguard-test").unwrap();
+    assert_eq!(rustix::io::write(&plain, b"policy").unwrap(), 6);
+    assert!(read_frozen(plain.as_fd()).is_err());
 }

@@ -40,17 +40,24 @@ pub(crate) fn pipe2(flags: libc::c_int) -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// Darwin's pipe buffer grows by itself (up to 64 KiB).
 pub(crate) fn grow_pipe(_fd: RawFd) {}
 
-/// Not written yet: Darwin has no sealed memfd, and the library on Darwin
-/// refuses to run without a sealed policy (fail closed), so `fsguard run`
-/// stops here with the reason. What replaces it: the policy through a pipe
-/// the CLI writes and closes (docs/macos.md, `src/handoff.rs`).
-pub(crate) fn sealed_policy(_frozen: &str) -> Result<OwnedFd, String> {
-    Err(
-        "the policy handoff to the library is not written for macOS yet \
-         (it is a sealed memfd on Linux; docs/macos.md): fsguard run cannot \
-         start a guarded command here"
-            .into(),
-    )
+/// The policy handoff the library checks for on Darwin (its
+/// `sys::read_frozen`): a read-only fd to an unlinked POSIX shared memory
+/// object created owner-read-only, which no process but root can write.
+/// The library's own file, included as is, makes it; the CLI never reads
+/// one back.
+#[path = "../../../src/sys/frozen_shm.rs"]
+#[allow(dead_code)] // `read` is the library's
+mod frozen_shm;
+
+/// The frozen policy in a [`frozen_shm`] object, `CLOEXEC` until the child
+/// makes it inheritable.
+pub(crate) fn sealed_policy(frozen: &str) -> Result<OwnedFd, String> {
+    frozen_shm::create(frozen.as_bytes()).map_err(|e| {
+        format!(
+            "cannot make the policy object for the library (POSIX shared memory): {}",
+            std::io::Error::from_raw_os_error(e)
+        )
+    })
 }
 
 /// Starts the command's process with `fork` (Darwin has no `clone`), and
