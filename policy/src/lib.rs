@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod decide;
+pub mod macho;
 mod pattern;
 mod presets;
 pub mod program;
