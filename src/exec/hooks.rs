@@ -13,7 +13,9 @@ use crate::real::real;
 use crate::resolve::{Spill, PATH_CAP};
 
 type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
+#[cfg(target_os = "linux")]
 type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
+#[cfg(target_os = "linux")]
 type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
 
 /// A row's check of one program path.
@@ -159,6 +161,7 @@ pub(super) unsafe fn exec_search(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
+#[cfg(target_os = "linux")]
 pub(super) unsafe fn execveat_checked(
     checked: Result<(), c_int>,
     dirfd: c_int,
@@ -186,6 +189,7 @@ pub(super) unsafe fn execveat_checked(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
+#[cfg(target_os = "linux")]
 pub(super) unsafe fn fexecve_checked(
     checked: Result<(), c_int>,
     fd: c_int,
@@ -207,6 +211,7 @@ pub(super) unsafe fn fexecve_checked(
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: the
 /// row's check, else 0 (the shim's `dlopen` then tail-calls the real one,
 /// so that the caller's RUNPATH and `$ORIGIN` still apply).
+#[cfg(target_os = "linux")]
 pub(super) fn dlopen_checked(check: impl PathCheck, name: CArg<'_>) -> c_int {
     if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
         return 0;

@@ -72,14 +72,15 @@ pub fn dev(st: &rustix::fs::Stat) -> u64 {
 #[cfg(target_os = "macos")]
 mod darwin;
 
-/// `real!` links each original directly on Darwin (the `__interpose`
-/// pairs), so the backend has no `next_symbol`; `PRELOAD_ENTRY` and
-/// `no_new_privs` join with the exec hooks, Linux-only for now.
 #[cfg(target_os = "macos")]
 pub use darwin::{
     anon_file, errno_slot, exe_path, fd_name, is_sealed, next_is_libc, open_parent_fd, open_ref,
     open_strict, seal, sealable_file, strict_open_missing, FD_LINK_MAX, REF,
 };
+/// `real!` links each original directly on Darwin (the `__interpose`
+/// pairs), so the backend has no `next_symbol`.
+#[cfg(target_os = "macos")]
+pub use darwin::{no_new_privs, PRELOAD_ENTRY};
 
 #[cfg(test)]
 mod tests;
