@@ -114,6 +114,21 @@ pub(super) unsafe fn exec_search(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_search_in(check, file, search_path(), argv, envp) }
+}
+
+/// The search of [`exec_search`] along `dirs` (a `PATH` value).
+///
+/// # Safety
+/// As [`exec_search`].
+pub(super) unsafe fn exec_search_in(
+    check: impl PathCheck,
+    file: CArg<'_>,
+    dirs: &[u8],
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
     let Some(name) = file.get() else {
         set_errno(libc::EFAULT);
         return -1;
@@ -135,7 +150,7 @@ pub(super) unsafe fn exec_search(
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
-    for dir in program::path_dirs(search_path()) {
+    for dir in program::path_dirs(dirs) {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
         };

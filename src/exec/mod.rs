@@ -117,6 +117,18 @@ hooks! {
         },
         check fn execvpe_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    #[cfg(target_os = "macos")]
+    /// execvP(3), macOS: execvp along the `search_path` given (NULL: the
+    /// default `PATH`), the search done here.
+    "execvP" as "execvp"
+    fn execv_p(file: *const c_char, search_path: *const c_char, argv: Argv) -> c_int,
+        answer {
+            let dirs = search_path.get().map_or(fsguard_policy::program::DEFAULT_PATH, |p| p.to_bytes());
+            // SAFETY: execvP's contract, and the process's own environ.
+            unsafe { hooks::exec_search_in(execv_p_check, file, dirs, argv, environ()) }
+        },
+        check fn execv_p_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
     /// execlp(3), through shim/shim.c as execl.
     "execlp" as "execvp"
     fn fsguard_execlp(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
