@@ -69,6 +69,8 @@ type AddOpen = unsafe extern "C" fn(
     mode_t,
 ) -> c_int;
 type AddDup2 = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, c_int, c_int) -> c_int;
+type AddPortDup2 =
+    unsafe extern "C" fn(*mut posix_spawn_file_actions_t, libc::mach_port_t, c_int) -> c_int;
 type AddChdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, *const c_char) -> c_int;
 type AddFchdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, c_int) -> c_int;
 
@@ -157,6 +159,23 @@ hooks! {
             };
             // SAFETY: the caller's arguments.
             let r = unsafe { f(fa, fd, newfd) };
+            // SAFETY: the caller's object.
+            if let (0, Some(s)) = (r, unsafe { slot(fa) }) {
+                s.state.fetch_or(fd_bit(newfd), Ordering::Relaxed);
+            }
+            r
+        },
+        check [];
+    /// posix_spawn_file_actions_add_fileportdup2_np (spawn_private.h, macOS
+    /// 10.15): as adddup2, from a Mach fileport.
+    "posix_spawn_file_actions_add_fileportdup2_np" as "posix_spawn_file_actions_add_fileportdup2_np"
+    fn fa_addfileportdup2(fa: *mut posix_spawn_file_actions_t, port: libc::mach_port_t, newfd: c_int) -> c_int,
+        answer {
+            let Some(f) = real!("posix_spawn_file_actions_add_fileportdup2_np", AddPortDup2) else {
+                return libc::ENOSYS;
+            };
+            // SAFETY: the caller's arguments.
+            let r = unsafe { f(fa, port, newfd) };
             // SAFETY: the caller's object.
             if let (0, Some(s)) = (r, unsafe { slot(fa) }) {
                 s.state.fetch_or(fd_bit(newfd), Ordering::Relaxed);
