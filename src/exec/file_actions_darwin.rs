@@ -43,8 +43,8 @@ unsafe fn key(fa: *const posix_spawn_file_actions_t) -> usize {
     }
 }
 
-/// Refuses an action (or a spawn) the library cannot check: a trace line,
-/// EACCES.
+/// Refuses an action (or a spawn) the library cannot check: a trace line
+/// and EACCES, or 0 where audit mode lets it pass (or before init).
 fn refuse(call: &'static str, access: Access, path: &[u8]) -> c_int {
     match guard::get() {
         Some(g) => g
@@ -74,8 +74,8 @@ type AddPortDup2 =
 type AddChdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, *const c_char) -> c_int;
 type AddFchdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, c_int) -> c_int;
 
-/// The state of the list `fa` names, or 0 for one not known (its actions
-/// are then refused at spawn anyway).
+/// The slot of the list `fa` names; `None` for one not known (a spawn
+/// with it is refused anyway).
 ///
 /// # Safety
 /// As [`key`].
