@@ -10,9 +10,9 @@
  * Only compiler-provided headers: the prototypes and the one constant used
  * are Darwin's, spelled out, so the file is checked without a macOS SDK
  * (`clang -target x86_64-apple-darwin -fsyntax-only`). No `fcntl`: its
- * third argument is an int or a pointer by command, and no hook needs it.
- * `execl` and friends join this file with the exec family on Darwin. */
+ * third argument is an int or a pointer by command, and no hook needs it. */
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Darwin's mode_t (sys/_types/_mode_t.h) and O_CREAT (sys/fcntl.h). */
 typedef unsigned short darwin_mode_t;
@@ -26,6 +26,11 @@ int open(const char *path, int flags, ...);
 int openat(int dirfd, const char *path, int flags, ...);
 int open_nocancel(const char *path, int flags, ...) __asm("_open$NOCANCEL");
 int openat_nocancel(int dirfd, const char *path, int flags, ...) __asm("_openat$NOCANCEL");
+int execl(const char *path, const char *arg0, ...);
+int execle(const char *path, const char *arg0, ...);
+int execlp(const char *file, const char *arg0, ...);
+/* <crt_externs.h>: a library has no `environ` of its own (environ(7)). */
+char ***_NSGetEnviron(void);
 
 /* The Rust hooks (src/hooks.rs), exported under their Darwin names; the
  * `$NOCANCEL` ones are the rows again with that original (src/entry.rs). */
@@ -35,6 +40,10 @@ int fsguard_hook_open_nocancel(const char *path, int flags, darwin_mode_t mode) 
     "_fsguard_hook_open$NOCANCEL");
 int fsguard_hook_openat_nocancel(int dirfd, const char *path, int flags, darwin_mode_t mode) __asm(
     "_fsguard_hook_openat$NOCANCEL");
+/* src/exec/mod.rs: the exec rows with the arguments collected. */
+int fsguard_hook_execl(const char *path, char *const argv[], char *const envp[]);
+int fsguard_hook_execle(const char *path, char *const argv[], char *const envp[]);
+int fsguard_hook_execlp(const char *file, char *const argv[], char *const envp[]);
 
 /* The mode argument exists only with O_CREAT (Darwin has no O_TMPFILE). */
 #define READ_MODE(last, flags, mode)                                           \
@@ -71,6 +80,60 @@ static int shim_openat_nocancel(int dirfd, const char *path, int flags, ...) {
     return fsguard_hook_openat_nocancel(dirfd, path, flags, mode);
 }
 
+/* execl, execle, execlp: the argument list (up to its NULL) collected into
+ * an array on the stack (these may run in a vfork child), then the Rust
+ * exec rows. execle's environment follows the NULL. */
+#define COUNT_ARGS(arg0, n)                                                    \
+    do {                                                                       \
+        va_list ap;                                                            \
+        va_start(ap, arg0);                                                    \
+        n = 1;                                                                 \
+        while (va_arg(ap, const char *) != NULL)                               \
+            n++;                                                               \
+        va_end(ap);                                                            \
+    } while (0)
+
+#define COLLECT_ARGS(arg0, argv, n, ap)                                        \
+    do {                                                                       \
+        argv[0] = arg0;                                                        \
+        for (size_t i = 1; i <= n; i++)                                        \
+            argv[i] = va_arg(ap, const char *);                                \
+    } while (0)
+
+static int shim_execl(const char *path, const char *arg0, ...) {
+    size_t n;
+    COUNT_ARGS(arg0, n);
+    const char *argv[n + 1];
+    va_list ap;
+    va_start(ap, arg0);
+    COLLECT_ARGS(arg0, argv, n, ap);
+    va_end(ap);
+    return fsguard_hook_execl(path, (char *const *)argv, *_NSGetEnviron());
+}
+
+static int shim_execlp(const char *file, const char *arg0, ...) {
+    size_t n;
+    COUNT_ARGS(arg0, n);
+    const char *argv[n + 1];
+    va_list ap;
+    va_start(ap, arg0);
+    COLLECT_ARGS(arg0, argv, n, ap);
+    va_end(ap);
+    return fsguard_hook_execlp(file, (char *const *)argv, *_NSGetEnviron());
+}
+
+static int shim_execle(const char *path, const char *arg0, ...) {
+    size_t n;
+    COUNT_ARGS(arg0, n);
+    const char *argv[n + 1];
+    va_list ap;
+    va_start(ap, arg0);
+    COLLECT_ARGS(arg0, argv, n, ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return fsguard_hook_execle(path, (char *const *)argv, envp);
+}
+
 /* One pair per entry point: what dyld calls instead, and what it replaces. */
 struct interpose {
     const void *replacement;
@@ -83,4 +146,7 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct interpo
         {(const void *)&shim_openat, (const void *)&openat},
         {(const void *)&shim_open_nocancel, (const void *)&open_nocancel},
         {(const void *)&shim_openat_nocancel, (const void *)&openat_nocancel},
+        {(const void *)&shim_execl, (const void *)&execl},
+        {(const void *)&shim_execle, (const void *)&execle},
+        {(const void *)&shim_execlp, (const void *)&execlp},
 };

@@ -52,13 +52,15 @@ as_is!(
 as_is!(*const libc::timeval, *const libc::utimbuf);
 as_is!(*const libc::sockaddr, *const *mut c_char);
 as_is!(*const *const c_char);
-// Distinct types on glibc; both `*mut c_void` on Darwin, where the exec
-// family is not built yet (docs/macos.md).
+// Distinct types on glibc; both `*mut c_void` on Darwin (opaque objects
+// libc allocates), so one pointer type there.
 #[cfg(target_os = "linux")]
 as_is!(
     *const libc::posix_spawn_file_actions_t,
     *const libc::posix_spawnattr_t
 );
+#[cfg(target_os = "macos")]
+as_is!(*const *mut libc::c_void);
 
 /// A `syscall(2)` argument as the type of the libc function's parameter in
 /// the same place.
@@ -289,6 +291,9 @@ macro_rules! hooks {
     // The variadic entry points' pairs are shim/darwin.c's.
     (@interpose [$($cfg:meta)?] fsguard_open, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_openat, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_execl, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_execle, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_execlp, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] $export:ident, $symbol:literal) => {
         $(#[cfg($cfg)])?
         #[cfg(target_os = "macos")]

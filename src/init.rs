@@ -89,7 +89,6 @@ fn load(envp: Envp) -> Result<Guard, String> {
     // A pipe the program's parent closed for it (`-1`: the parent could not
     // restore it and said so itself).
     let report_gone = matches!(report_var, Some(fd) if fd >= 0) && report_fd.is_none();
-    #[cfg(target_os = "linux")]
     crate::exec::init(&settings.to_frozen(), report_fd)?;
     // Children get the policy as frozen here (a relative FSGUARD_ROOT means
     // this process's cwd, not theirs) through the exec hooks, in a memfd

@@ -24,8 +24,6 @@ pub mod entry;
 #[cfg(target_os = "linux")]
 pub mod aliases;
 pub mod classify;
-/// Linux only for now: the exec family on Darwin is work left (docs/macos.md).
-#[cfg(target_os = "linux")]
 pub mod exec;
 pub mod handoff;
 pub mod hooks;

@@ -16,6 +16,7 @@
 
 mod decide;
 pub mod macho;
+pub mod macho_dyld;
 mod pattern;
 mod presets;
 pub mod program;

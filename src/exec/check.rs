@@ -1,6 +1,7 @@
 //! The exec check: the program's `exec` access, each `#!` interpreter it
-//! runs, and whether the library can follow it (static: no `PT_INTERP`;
-//! set-id: the loader drops `LD_PRELOAD`).
+//! runs, and whether the library can follow it (static: no `PT_INTERP`, or
+//! on macOS a Mach-O image without `LC_LOAD_DYLINKER`; set-id: the loader
+//! drops `LD_PRELOAD`; on macOS, SIP: dyld drops `DYLD_INSERT_LIBRARIES`).
 
 use std::ffi::{c_int, CStr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -17,6 +18,10 @@ use crate::resolve::{self, Follow};
 enum Unguarded {
     Static,
     Setid,
+    /// macOS: under a directory System Integrity Protection guards, or
+    /// flagged `SF_RESTRICTED`.
+    #[cfg(target_os = "macos")]
+    Sip,
 }
 
 impl Unguarded {
@@ -24,7 +29,21 @@ impl Unguarded {
         match self {
             Unguarded::Static => "static",
             Unguarded::Setid => "setid",
+            #[cfg(target_os = "macos")]
+            Unguarded::Sip => "sip",
         }
+    }
+
+    /// Refused unless `unguarded_exec = allow`, even under `warn`: macOS
+    /// strips the library from a SIP-protected program without a word, and
+    /// `/bin/sh` and `/usr/bin/env` are among them, so a warning would come
+    /// for nearly every child and leave each unguarded.
+    fn always_refused(self) -> bool {
+        #[cfg(target_os = "macos")]
+        if self == Unguarded::Sip {
+            return true;
+        }
+        false
     }
 }
 
@@ -63,6 +82,9 @@ fn unguarded(
             Err(_) => b"?",
         };
         match setting {
+            _ if kind.always_refused() => {
+                g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
+            }
             UnguardedExec::Deny => {
                 g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
             }
@@ -230,10 +252,37 @@ fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
     if setid_effective(&st) {
         return Some(Unguarded::Setid);
     }
+    #[cfg(not(target_os = "macos"))]
     if head.len() >= 4 && &head[..4] == b"\x7fELF" && !has_interp(fd, head)? {
         return Some(Unguarded::Static);
     }
+    #[cfg(target_os = "macos")]
+    if let Some(kind) = darwin_kind(fd, &st, head) {
+        return Some(kind);
+    }
     None
+}
+
+/// macOS: a Mach-O program without dyld (static: nothing reads
+/// `DYLD_INSERT_LIBRARIES`), or one dyld strips `DYLD_*` from (SIP: by its
+/// path with symlinks resolved, `F_GETPATH`, or its `SF_RESTRICTED` flag;
+/// `fsguard_policy::program::sip_protected`, which the CLI uses too).
+/// Hardened-runtime programs without the
+/// `com.apple.security.cs.allow-dyld-environment-variables` entitlement are
+/// not detected yet (docs/macos.md).
+#[cfg(target_os = "macos")]
+fn darwin_kind(fd: BorrowedFd<'_>, st: &rustix::fs::Stat, head: &[u8]) -> Option<Unguarded> {
+    let read = |off, buf: &mut [u8]| rustix::io::pread(fd, buf, off).ok();
+    if fsguard_policy::macho_dyld::macho_dynamic(head, 4096, read) == Some(false) {
+        return Some(Unguarded::Static);
+    }
+    let mut path = resolve::PathBuf::new();
+    if resolve::fd_path(fd.as_raw_fd(), &mut path).is_err() {
+        // No name for the file: it cannot be shown to lie outside the
+        // protected directories (fail closed).
+        return Some(Unguarded::Sip);
+    }
+    fsguard_policy::program::sip_protected(path.as_bytes(), st.st_flags).then_some(Unguarded::Sip)
 }
 
 /// Set-id bits the kernel will honour: not under `no_new_privs`, and only if
@@ -252,6 +301,7 @@ fn setid_effective(st: &rustix::fs::Stat) -> bool {
 
 /// Whether an ELF file names a program interpreter (is dynamically linked).
 /// As many program headers as 4 KiB hold are looked at.
+#[cfg(not(target_os = "macos"))]
 #[inline(never)]
 fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
     fsguard_policy::program::elf_has_interp(head, 4096, |off, buf| {

@@ -1,6 +1,6 @@
-//! The child's environment: what `LD_PRELOAD` and `FSGUARD_*` variables
-//! every program started from here gets, built without editing the
-//! caller's envp.
+//! The child's environment: what `LD_PRELOAD` (`DYLD_INSERT_LIBRARIES` on
+//! macOS) and `FSGUARD_*` variables every program started from here gets,
+//! built without editing the caller's envp.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -9,8 +9,24 @@ use super::Argv;
 use crate::guard::{self, set_errno};
 use crate::resolve::Spill;
 
+#[cfg(not(target_os = "macos"))]
 extern "C" {
-    pub(super) static mut environ: Argv;
+    #[link_name = "environ"]
+    static mut ENVIRON: Argv;
+}
+
+/// The process's environment array (`execv`, `execvp` and the shell pass
+/// it on).
+#[inline]
+pub(super) fn environ() -> Argv {
+    // SAFETY: reads the pointer libc keeps (a copy, no reference).
+    #[cfg(not(target_os = "macos"))]
+    let e = unsafe { ENVIRON };
+    // SAFETY: environ(7) on macOS: a shared library has no `environ` of its
+    // own; `_NSGetEnviron()` (<crt_externs.h>) points at the program's.
+    #[cfg(target_os = "macos")]
+    let e = unsafe { *libc::_NSGetEnviron() }.cast_const().cast();
+    e
 }
 
 /// What every child gets, fixed at load.
@@ -59,6 +75,13 @@ fn own_path() -> Option<Vec<u8>> {
 }
 
 const PRELOAD: &[u8] = crate::sys::PRELOAD_ENTRY;
+/// What separates the entries of the preload variable: glibc's `ld.so`
+/// takes `:` and spaces; dyld splits `DYLD_INSERT_LIBRARIES` on `:` only
+/// (dyld(1)), so a space there is part of a path.
+#[cfg(not(target_os = "macos"))]
+const SEPARATORS: &[u8] = b": ";
+#[cfg(target_os = "macos")]
+const SEPARATORS: &[u8] = b":";
 /// Stack room for the `LD_PRELOAD` entry and the envp's pointers: most
 /// environments fit; a larger one moves to a mapping ([`Spill`]), never to
 /// the heap, which a `vfork` child shares and a signal handler may find
@@ -107,9 +130,10 @@ unsafe fn caller_preload(envp: Argv) -> &'static [u8] {
     v
 }
 
-/// `LD_PRELOAD=<lib>[:<caller's others>]\0` into `out`; returns the length
-/// used, or the length needed if `out` is too small.
-fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
+/// `LD_PRELOAD=<lib>[:<caller's others>]\0` into `out` (`prefix` the
+/// variable's `NAME=`, its entries split on any byte of `seps`); returns
+/// the length used, or the length needed if `out` is too small.
+fn preload_entry(prefix: &[u8], seps: &[u8], lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
     let mut n = 0;
     let mut put = |b: &[u8], out: &mut [u8]| {
         if n + b.len() <= out.len() {
@@ -117,9 +141,9 @@ fn preload_entry(lib: &[u8], old: &[u8], out: &mut [u8]) -> usize {
         }
         n += b.len();
     };
-    put(PRELOAD, out);
+    put(prefix, out);
     put(lib, out);
-    for tok in old.split(|&c| c == b':' || c == b' ') {
+    for tok in old.split(|c| seps.contains(c)) {
         if tok.is_empty() || tok == lib {
             continue;
         }
@@ -151,7 +175,7 @@ pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Resul
     let count = unsafe { entries(envp) }.count();
     let need_vars = count + 4;
     let mut pre_buf = Spill::<PRELOAD_INLINE>::new();
-    let need_pre = preload_entry(&ce.lib, old, &mut []);
+    let need_pre = preload_entry(PRELOAD, SEPARATORS, &ce.lib, old, &mut []);
     let mut vars_buf = Spill::<VARS_INLINE>::new();
     let align = std::mem::align_of::<*const c_char>();
     let vars_bytes = need_vars * std::mem::size_of::<*const c_char>() + align;
@@ -167,7 +191,7 @@ pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Resul
             p.write_bytes(0, need_pre);
             std::slice::from_raw_parts_mut(p, need_pre)
         };
-        preload_entry(&ce.lib, old, b);
+        preload_entry(PRELOAD, SEPARATORS, &ce.lib, old, b);
         b.as_ptr()
     };
     let vars: &mut [*const c_char] = {
@@ -243,14 +267,33 @@ mod tests {
     #[test]
     fn preload_puts_ours_first_once() {
         let mut buf = [0u8; 256];
-        let n = preload_entry(
+        let ld = |lib: &[u8], old: &[u8], out: &mut [u8]| {
+            preload_entry(b"LD_PRELOAD=", b": ", lib, old, out)
+        };
+        let n = ld(
             b"/l/libfsguard.so",
             b"/x.so /l/libfsguard.so::/y.so",
             &mut buf,
         );
         assert_eq!(&buf[..n], b"LD_PRELOAD=/l/libfsguard.so:/x.so:/y.so\0");
-        let n = preload_entry(b"/l/a.so", b"", &mut buf);
+        let n = ld(b"/l/a.so", b"", &mut buf);
         assert_eq!(&buf[..n], b"LD_PRELOAD=/l/a.so\0");
-        assert_eq!(preload_entry(b"/l/a.so", b"/b", &mut []), n + 3);
+        assert_eq!(ld(b"/l/a.so", b"/b", &mut []), n + 3);
+    }
+
+    #[test]
+    fn dyld_insert_libraries_splits_on_colons_only() {
+        let mut buf = [0u8; 256];
+        let n = preload_entry(
+            b"DYLD_INSERT_LIBRARIES=",
+            b":",
+            b"/l/libfsguard.dylib",
+            b"/Users/me/My Libs/x.dylib:/l/libfsguard.dylib::/y.dylib",
+            &mut buf,
+        );
+        assert_eq!(
+            &buf[..n],
+            &b"DYLD_INSERT_LIBRARIES=/l/libfsguard.dylib:/Users/me/My Libs/x.dylib:/y.dylib\0"[..]
+        );
     }
 }

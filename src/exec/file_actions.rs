@@ -101,7 +101,7 @@ pub(crate) struct Actions {
     /// The fds opened here for the child; closed when the spawn is over.
     fds: Vec<OwnedFd>,
     /// The directory the child's relative paths start from.
-    pub(super) cwd: c_int,
+    cwd: c_int,
 }
 
 impl Drop for Actions {
@@ -149,6 +149,13 @@ impl Actions {
             Some(b) => &**b,
             None => self.orig,
         }
+    }
+
+    /// Where the child resolves a relative program path from: its last
+    /// chdir, as the actions leave it.
+    #[inline]
+    pub(super) fn program_dir(&self, _path: CArg<'_>) -> Result<c_int, c_int> {
+        Ok(self.cwd)
     }
 
     fn passthrough(fa: *const posix_spawn_file_actions_t) -> Actions {

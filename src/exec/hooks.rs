@@ -13,7 +13,9 @@ use crate::real::real;
 use crate::resolve::{Spill, PATH_CAP};
 
 type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
+#[cfg(target_os = "linux")]
 type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
+#[cfg(target_os = "linux")]
 type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
 
 /// A row's check of one program path.
@@ -112,6 +114,21 @@ pub(super) unsafe fn exec_search(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { exec_search_in(check, file, search_path(), argv, envp) }
+}
+
+/// The search of [`exec_search`] along `dirs` (a `PATH` value).
+///
+/// # Safety
+/// As [`exec_search`].
+pub(super) unsafe fn exec_search_in(
+    check: impl PathCheck,
+    file: CArg<'_>,
+    dirs: &[u8],
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
     let Some(name) = file.get() else {
         set_errno(libc::EFAULT);
         return -1;
@@ -133,7 +150,7 @@ pub(super) unsafe fn exec_search(
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
-    for dir in program::path_dirs(search_path()) {
+    for dir in program::path_dirs(dirs) {
         let Some(cand) = join(dir, name, &mut buf) else {
             continue;
         };
@@ -159,6 +176,7 @@ pub(super) unsafe fn exec_search(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
+#[cfg(target_os = "linux")]
 pub(super) unsafe fn execveat_checked(
     checked: Result<(), c_int>,
     dirfd: c_int,
@@ -186,6 +204,7 @@ pub(super) unsafe fn execveat_checked(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
+#[cfg(target_os = "linux")]
 pub(super) unsafe fn fexecve_checked(
     checked: Result<(), c_int>,
     fd: c_int,
@@ -207,6 +226,7 @@ pub(super) unsafe fn fexecve_checked(
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: the
 /// row's check, else 0 (the shim's `dlopen` then tail-calls the real one,
 /// so that the caller's RUNPATH and `$ORIGIN` still apply).
+#[cfg(target_os = "linux")]
 pub(super) fn dlopen_checked(check: impl PathCheck, name: CArg<'_>) -> c_int {
     if !name.get().is_some_and(|n| n.to_bytes().contains(&b'/')) {
         return 0;

@@ -27,8 +27,12 @@
 
 mod check;
 mod env;
+#[cfg_attr(target_os = "macos", path = "file_actions_darwin.rs")]
 mod file_actions;
 mod hooks;
+#[cfg(any(target_os = "macos", test))]
+mod known;
+#[cfg_attr(target_os = "macos", path = "shell_darwin.rs")]
 mod shell;
 mod spawn;
 
@@ -38,14 +42,20 @@ use fsguard_policy::Access;
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, AT_FDCWD, FILE};
 
 use crate::guard::CArg;
+#[cfg(target_os = "linux")]
 use crate::hooks::at_follow;
 use crate::resolve::Follow;
 use env::environ;
 
 pub(crate) use check::exec_check;
 pub(crate) use env::init;
-pub use file_actions::{SPAWN_OPEN, SPAWN_TABLE};
+#[cfg(target_os = "linux")]
+pub use file_actions::SPAWN_OPEN;
+pub use file_actions::SPAWN_TABLE;
+#[cfg(target_os = "linux")]
 pub(crate) use shell::{run_popen, run_system};
+#[cfg(not(target_os = "linux"))]
+use shell::{run_popen, run_system};
 
 /// A NULL-terminated array of C strings (argv, envp).
 type Argv = *const *const c_char;
@@ -69,7 +79,7 @@ hooks! {
     fn execv(path: *const c_char, argv: Argv) -> c_int,
         answer {
             // SAFETY: execv's contract, and the process's own environ.
-            unsafe { hooks::exec_path(execv_check, path, argv, environ) }
+            unsafe { hooks::exec_path(execv_check, path, argv, environ()) }
         },
         check fn execv_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
     /// execl(3): the variadic `execl` in shim/shim.c calls this with its
@@ -94,10 +104,11 @@ hooks! {
     fn execvp(file: *const c_char, argv: Argv) -> c_int,
         answer {
             // SAFETY: execvp's contract, and the process's own environ.
-            unsafe { hooks::exec_search(execvp_check, file, argv, environ) }
+            unsafe { hooks::exec_search(execvp_check, file, argv, environ()) }
         },
         check fn execvp_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    #[cfg(target_os = "linux")]
     "execvpe" as "execvp"
     fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
         answer {
@@ -105,6 +116,18 @@ hooks! {
             unsafe { hooks::exec_search(execvpe_check, file, argv, envp) }
         },
         check fn execvpe_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    #[cfg(target_os = "macos")]
+    /// execvP(3), macOS: execvp along the `search_path` given (NULL: the
+    /// default `PATH`), the search done here.
+    "execvP" as "execvp"
+    fn execv_p(file: *const c_char, search_path: *const c_char, argv: Argv) -> c_int,
+        answer {
+            let dirs = search_path.get().map_or(fsguard_policy::program::DEFAULT_PATH, |p| p.to_bytes());
+            // SAFETY: execvP's contract, and the process's own environ.
+            unsafe { hooks::exec_search_in(execv_p_check, file, dirs, argv, environ()) }
+        },
+        check fn execv_p_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
     /// execlp(3), through shim/shim.c as execl.
     "execlp" as "execvp"
@@ -115,6 +138,7 @@ hooks! {
         },
         check fn execlp_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
+    #[cfg(target_os = "linux")]
     "execveat" as "execveat"
     fn execveat(dirfd: c_int, path: *const c_char, argv: Argv, envp: Argv, flags: c_int) -> c_int,
         answer {
@@ -124,6 +148,7 @@ hooks! {
         },
         check fn execveat_check(dirfd: c_int, path: CArg<'_>, flags: c_int) by exec_check
             [EXEC, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "linux")]
     "fexecve" as "fexecve"
     fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int,
         answer {
@@ -178,6 +203,7 @@ hooks! {
             unsafe { shell::close_stream(fp) }
         },
         check [];
+    #[cfg(target_os = "linux")]
     /// dlopen(3) of a name with a `/`: the shim's `dlopen` calls this (`0`
     /// to go ahead, else the errno of a refusal), then tail-calls the real
     /// dlopen so that the caller's RUNPATH and `$ORIGIN` still apply.

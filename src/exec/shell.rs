@@ -42,7 +42,7 @@ unsafe fn spawn_shell(
     // SAFETY: reading the program's environ, as glibc's system does; the
     // child's envp is complete before the vfork-style clone.
     unsafe {
-        with_env(environ, |env| {
+        with_env(environ(), |env| {
             real(pid, SHELL_PATH.as_ptr(), fa, attr, argv.as_ptr(), env)
         })
     }

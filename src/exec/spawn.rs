@@ -1,7 +1,13 @@
 //! posix_spawn and posix_spawnp, behind their rows in
 //! [`super::EXEC_TABLE`]: the program checked (against the child's last
-//! chdir), the file actions done here ([`super::file_actions`]), the child's
-//! envp built before the vfork-style clone.
+//! chdir), the file actions done here ([`super::file_actions`]; on macOS
+//! checked as they were added), the child's envp built before the
+//! vfork-style clone.
+//!
+//! Every spawn is checked as an exec of its program, whatever its
+//! attributes: so Darwin's `POSIX_SPAWN_SETEXEC` (posix_spawnattr_setflags:
+//! the caller's image is replaced, as by execve) gets execve's check, the
+//! same environment, and returns only on failure, as execve does.
 
 use std::ffi::{c_char, c_int};
 
@@ -69,7 +75,11 @@ unsafe fn spawn_prepared(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    if let Err(e) = check(actions.cwd, path) {
+    let dir = match actions.program_dir(path) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    if let Err(e) = check(dir, path) {
         return e;
     }
     let Some(real) = real!("posix_spawn", SpawnFn) else {

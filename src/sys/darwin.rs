@@ -175,7 +175,6 @@ pub fn strict_open_missing() -> bool {
 
 /// The start of the environment entry that lists libraries for dyld to
 /// insert into a program (`DYLD_INSERT_LIBRARIES`, entries split by `:`).
-#[allow(dead_code)] // for the exec hooks, Linux-only for now
 pub const PRELOAD_ENTRY: &[u8] = b"DYLD_INSERT_LIBRARIES=";
 
 /// Tells apart the names of [`anon_file`]s a process makes.
@@ -256,7 +255,6 @@ pub fn exe_path() -> Option<std::path::PathBuf> {
 }
 
 /// Whether exec honours no set-id bit: Darwin has no `no_new_privs`.
-#[allow(dead_code)] // for the exec hooks, Linux-only for now
 pub fn no_new_privs() -> bool {
     false
 }

@@ -93,14 +93,15 @@ pub fn dev(st: &rustix::fs::Stat) -> u64 {
 #[cfg(target_os = "macos")]
 mod darwin;
 
-/// `real!` links each original directly on Darwin (the `__interpose`
-/// pairs), so the backend has no `next_symbol`; `PRELOAD_ENTRY` and
-/// `no_new_privs` join with the exec hooks, Linux-only for now.
 #[cfg(target_os = "macos")]
 pub use darwin::{
     anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, open_parent_fd,
     open_ref, open_strict, read_frozen, strict_open_missing, REF,
 };
+/// `real!` links each original directly on Darwin (the `__interpose`
+/// pairs), so the backend has no `next_symbol`.
+#[cfg(target_os = "macos")]
+pub use darwin::{no_new_privs, PRELOAD_ENTRY};
 
 /// The policy handoff without seals: Darwin's, in plain POSIX, so that it
 /// is tested on Linux too (and the CLI includes the same file).
