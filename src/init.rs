@@ -45,19 +45,9 @@ fn load(envp: Envp) -> Result<Guard, String> {
             .map(|(_, v)| v.clone()),
     };
     if handed.is_some() {
+        // The exec hooks hand each child its own copy (crate::handoff).
         // SAFETY: constructors run single-threaded; a C string literal.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr())
-        };
-        // No exec hooks hand children the policy here yet (docs/macos.md):
-        // `-1` makes a child's library refuse to run (fail closed) rather
-        // than build a policy of its own from what it finds.
-        // SAFETY: as above; C string literals.
-        #[cfg(not(target_os = "linux"))]
-        unsafe {
-            libc::setenv(c"FSGUARD_POLICY_FD".as_ptr(), c"-1".as_ptr(), 1)
-        };
+        unsafe { libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr()) };
     }
     let settings = match &frozen {
         Some(frozen) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,

@@ -212,10 +212,18 @@ fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
         if dirfd < 0 {
             return None;
         }
-        let mut link = [0u8; crate::sys::FD_LINK_MAX + 1];
-        let n = crate::sys::fd_link(dirfd, &mut link);
-        let s = CStr::from_bytes_with_nul(&link[..=n]).ok()?;
-        return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
+        #[cfg(target_os = "linux")]
+        {
+            let mut link = [0u8; crate::sys::FD_LINK_MAX + 1];
+            let n = crate::sys::fd_link(dirfd, &mut link);
+            let s = CStr::from_bytes_with_nul(&link[..=n]).ok()?;
+            return rustix::fs::openat(CWD, s, flags, Mode::empty()).ok();
+        }
+        // No exec row takes an fd on Darwin (no fexecve); read through a
+        // duplicate (pread leaves the caller's offset alone).
+        // SAFETY: dirfd >= 0, only duplicated here.
+        #[cfg(not(target_os = "linux"))]
+        return rustix::io::fcntl_dupfd_cloexec(unsafe { BorrowedFd::borrow_raw(dirfd) }, 3).ok();
     }
     let p = path.get()?;
     let flags = if matches!(follow, Follow::Entry | Follow::NoFollow) {
