@@ -173,6 +173,10 @@ unsafe impl Sync for Interpose {}
 /// A table that has such rows names their [`Syscalls`] after its own name
 /// (`table T, syscalls T_SYS;`).
 ///
+/// `table T, listed everywhere;` keeps every row in `T` (the reference of
+/// docs/hooks.md) on every system, whatever the row's `cfg`: the hooks of a
+/// system's own table are built there only, and documented everywhere.
+///
 /// `answer expr`, for a call whose work is more than one real call (the
 /// exec family: a `PATH` search, the child's environment): the exported
 /// function is `expr` (of the call's return type) over the typed
@@ -440,7 +444,7 @@ macro_rules! hooks {
             }
         };
     };
-    (table $table:ident $(, syscalls $systable:ident)?; $(
+    (table $table:ident $(, syscalls $systable:ident)? $(, listed $everywhere:ident)?; $(
         $(#[cfg($cfg:meta)])?
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
@@ -469,8 +473,34 @@ macro_rules! hooks {
             [$($access, $follow, $dirfd, $path, $moves);*];
         )*);
 
+        hooks!(@infos [$($everywhere)?] $table $(
+            [$($cfg)?] $symbol, $call, [$($access, $follow, $dirfd, $path);*];
+        )*);
+    };
+    // The table of rows, for docs/hooks.md: as built (each row under its
+    // `cfg`), or, for a table `listed everywhere`, every row on every
+    // system (a macOS-only table is rendered by the Linux build too).
+    (@infos [] $table:ident $(
+        [$($cfg:meta)?] $symbol:literal, $call:literal, [$($access:expr, $follow:expr, $dirfd:expr, $path:expr);*];
+    )*) => {
         /// The hooked symbols of this table, as declared.
         pub static $table: &[crate::hooks::HookInfo] = &[$($(#[cfg($cfg)])? crate::hooks::HookInfo {
+            symbol: $symbol,
+            call: $call,
+            checks: &[$(crate::hooks::CheckInfo {
+                access: stringify!($access),
+                follow: stringify!($follow),
+                dirfd: stringify!($dirfd),
+                path: stringify!($path),
+            }),*],
+        }),*];
+    };
+    (@infos [everywhere] $table:ident $(
+        [$($cfg:meta)?] $symbol:literal, $call:literal, [$($access:expr, $follow:expr, $dirfd:expr, $path:expr);*];
+    )*) => {
+        /// The hooked symbols of this table, as declared, whichever system
+        /// builds them.
+        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
             symbol: $symbol,
             call: $call,
             checks: &[$(crate::hooks::CheckInfo {
