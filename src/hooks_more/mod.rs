@@ -7,9 +7,11 @@
 //! that need more than "check, then call" are rows of [`WRAPPED`], whose
 //! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
 //! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
-//! [`bind`]: AF_UNIX bind).
+//! [`bind`]: AF_UNIX bind). Darwin's own calls are the rows of
+//! [`DARWIN`] ([`darwin`]), built for macOS only.
 
 mod bind;
+mod darwin;
 #[cfg(target_os = "linux")]
 mod handle;
 #[cfg(target_os = "linux")]
@@ -32,6 +34,7 @@ use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
 use bind::addr_bytes;
+pub use darwin::DARWIN;
 #[cfg(target_os = "linux")]
 pub use walk::GlobT;
 pub use wrapped::*;

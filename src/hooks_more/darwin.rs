@@ -1,0 +1,491 @@
+//! Darwin's own path calls: the rows of [`DARWIN`], built for macOS only
+//! (and listed in docs/hooks.md on every system, as macOS-only).
+//!
+//! libSystem exports path-taking calls the Linux tables have no row for:
+//! renames with flags, clones, attribute lists, the xattr calls with
+//! `position` and `options`, file flags, `copyfile`, the `*x_np` forms
+//! with an ACL (`filesec_t`), and a few more. Each signature, flag value
+//! and meaning follows Apple's headers and man pages (`sys/stdio.h`,
+//! `sys/clonefile.h`, `sys/attr.h`, `sys/xattr.h`, `copyfile.h`,
+//! `unistd.h`, `sys/stat.h`) as the `libc` crate's apple module spells
+//! them. What is left out, and why, is listed in docs/macos.md.
+//!
+//! A row acts through the object checked where the call has an `*at` or an
+//! fd form (`renameatx_np`, `clonefileat`, `setattrlistat`); a call that
+//! takes a path only acts through `via` as the common rows do.
+
+#[cfg(target_os = "macos")]
+use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
+
+#[cfg(target_os = "macos")]
+use libc::{size_t, ssize_t, AT_FDCWD, COPYFILE_STATE_DST_FD, COPYFILE_STATE_SRC_FD};
+
+#[cfg(target_os = "macos")]
+use fsguard_policy::{Access, Rule};
+
+#[cfg(target_os = "macos")]
+use super::{fd_arg, META, READ, WRITE};
+#[cfg(target_os = "macos")]
+use crate::classify::{open_access, open_follow};
+#[cfg(target_os = "macos")]
+use crate::entry::Pre;
+#[cfg(target_os = "macos")]
+use crate::guard::{self, CArg};
+#[cfg(target_os = "macos")]
+use crate::hooks::at_follow;
+#[cfg(target_os = "macos")]
+use crate::resolve::Follow;
+
+/// `CLONE_NOFOLLOW` (`sys/clonefile.h`): a final symlink of the source is
+/// cloned itself, not followed. Not in the `libc` crate.
+#[cfg(target_os = "macos")]
+const CLONE_NOFOLLOW: u32 = 0x0001;
+
+/// The copyfile flags that copy metadata onto the destination (mode,
+/// owner, ACL, extended attributes: `copyfile.h`).
+#[cfg(target_os = "macos")]
+const COPYFILE_META: u32 = libc::COPYFILE_ACL | libc::COPYFILE_STAT | libc::COPYFILE_XATTR;
+
+#[cfg(target_os = "macos")]
+type RenameatxFn =
+    unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int;
+#[cfg(target_os = "macos")]
+type ClonefileatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, u32) -> c_int;
+#[cfg(target_os = "macos")]
+type FclonefileatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, u32) -> c_int;
+#[cfg(target_os = "macos")]
+type SetattrlistatFn =
+    unsafe extern "C" fn(c_int, *const c_char, *mut c_void, *mut c_void, size_t, u32) -> c_int;
+
+/// `RENAME_SWAP` exchanges the two names: the second is moved too, as with
+/// Linux's `RENAME_EXCHANGE`. `RENAME_EXCL` only refuses an existing
+/// destination.
+#[cfg(target_os = "macos")]
+fn swaps(flags: c_uint) -> bool {
+    flags & libc::RENAME_SWAP != 0
+}
+
+#[cfg(target_os = "macos")]
+fn clone_follow(flags: u32) -> Follow {
+    if flags & CLONE_NOFOLLOW != 0 {
+        Follow::NoFollow
+    } else {
+        Follow::Yes
+    }
+}
+
+/// `FSOPT_NOFOLLOW` (`sys/attr.h`), the options bit of the attribute-list
+/// calls, `exchangedata` and `fsctl`.
+#[cfg(target_os = "macos")]
+fn fsopt_follow(options: impl Into<u64>) -> Follow {
+    if options.into() & u64::from(libc::FSOPT_NOFOLLOW) != 0 {
+        Follow::NoFollow
+    } else {
+        Follow::Yes
+    }
+}
+
+/// `XATTR_NOFOLLOW` (`sys/xattr.h`): Darwin's xattr calls take it in
+/// `options` instead of having `l*` forms.
+#[cfg(target_os = "macos")]
+fn xattr_follow(options: c_int) -> Follow {
+    if options & libc::XATTR_NOFOLLOW != 0 {
+        Follow::NoFollow
+    } else {
+        Follow::Yes
+    }
+}
+
+/// copyfile's source: read, and with `COPYFILE_MOVE` removed afterwards.
+#[cfg(target_os = "macos")]
+fn copy_src_access(flags: u32) -> Option<Access> {
+    if flags & libc::COPYFILE_MOVE != 0 {
+        WRITE
+    } else {
+        READ
+    }
+}
+
+/// copyfile's source: `COPYFILE_NOFOLLOW_SRC` copies a final symlink
+/// itself. A NULL path means the state's fd.
+#[cfg(target_os = "macos")]
+fn copy_src_follow(from: CArg<'_>, flags: u32) -> Follow {
+    if from.is_null() {
+        Follow::Fd
+    } else if flags & libc::COPYFILE_NOFOLLOW_SRC != 0 {
+        Follow::NoFollow
+    } else {
+        Follow::Yes
+    }
+}
+
+/// copyfile's destination is opened `O_CREAT` (`O_EXCL` with
+/// `COPYFILE_EXCL`, removed first with `COPYFILE_UNLINK`, `O_NOFOLLOW` with
+/// `COPYFILE_NOFOLLOW_DST`). A NULL path means the state's fd.
+#[cfg(target_os = "macos")]
+fn copy_dst_follow(to: CArg<'_>, flags: u32) -> Follow {
+    if to.is_null() {
+        Follow::Fd
+    } else if flags & (libc::COPYFILE_EXCL | libc::COPYFILE_UNLINK) != 0 {
+        Follow::Entry
+    } else if flags & libc::COPYFILE_NOFOLLOW_DST != 0 {
+        Follow::NoFollow
+    } else {
+        Follow::Create
+    }
+}
+
+/// The dirfd of a copyfile path: for a NULL path, the fd the state carries
+/// (`COPYFILE_STATE_SRC_FD`, `COPYFILE_STATE_DST_FD`), -1 (EBADF) if none.
+#[cfg(target_os = "macos")]
+fn copy_dirfd(path: CArg<'_>, state: *mut c_void, which: c_int) -> c_int {
+    if !path.is_null() {
+        return AT_FDCWD;
+    }
+    let mut fd: c_int = -1;
+    if !state.is_null() {
+        // SAFETY: a copyfile state the caller passed along with a NULL path
+        // (copyfile's contract); the answer is an int written to `fd`.
+        let r = unsafe { libc::copyfile_state_get(state, which as u32, (&raw mut fd).cast()) };
+        if r != 0 {
+            fd = -1;
+        }
+    }
+    fd
+}
+
+/// fcopyfile copies through fds the caller opened (each checked then);
+/// copying the mode, owner, ACL or xattrs onto the destination is a
+/// metadata write, checked as `fchmod` is. Data alone: nothing to check.
+#[cfg(target_os = "macos")]
+fn fcopy_access(flags: u32) -> Option<Access> {
+    if flags & COPYFILE_META != 0 {
+        WRITE
+    } else {
+        META
+    }
+}
+
+/// Refuses, with a trace line (rule `unresolved`), a call whose objects
+/// the library cannot all see, when `applies`: a `COPYFILE_RECURSIVE` copy
+/// (libcopyfile walks the tree with its own calls), a volume search.
+/// `Pre::Check` lets the row's own checks run.
+#[cfg(target_os = "macos")]
+fn unseen(
+    call: &'static str,
+    access: Access,
+    path: CArg<'_>,
+    applies: impl Fn(&guard::Guard) -> bool,
+) -> Pre<(), c_int> {
+    let Some(g) = guard::get() else {
+        return Pre::Check(());
+    };
+    if !applies(g) {
+        return Pre::Check(());
+    }
+    let shown = path.get().map_or(&b""[..], CStr::to_bytes);
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| g.refuse(call, access, shown, Rule::Unresolved))
+        .unwrap_or_else(|_| Err(g.internal_error(call, access, shown, None)));
+    match r {
+        Ok(()) => {
+            guard::set_errno(saved);
+            Pre::Check(())
+        }
+        Err(e) => {
+            guard::set_errno(e);
+            Pre::Answer(-1)
+        }
+    }
+}
+
+hooks! {
+    table DARWIN, listed everywhere;
+    // Renames with flags (sys/stdio.h).
+    #[cfg(target_os = "macos")]
+    /// RENAME_SWAP moves both files; RENAME_EXCL changes nothing checked.
+    "renamex_np" as "renamex_np"
+    fn renamex_np(from: *const c_char, to: *const c_char, flags: c_uint) -> c_int,
+        act |t| hooks!(@real "renameatx_np", RenameatxFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, from, true;
+               WRITE, Follow::Entry, AT_FDCWD, to, swaps(flags)];
+    #[cfg(target_os = "macos")]
+    "renameatx_np" as "renameatx_np"
+    fn renameatx_np(fromfd: c_int, from: *const c_char, tofd: c_int, to: *const c_char, flags: c_uint) -> c_int,
+        act |t| hooks!(@real "renameatx_np", RenameatxFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
+        fail -1,
+        check [WRITE, Follow::Entry, fromfd, from, true;
+               WRITE, Follow::Entry, tofd, to, swaps(flags)];
+
+    // Copy-on-write clones (sys/clonefile.h): the source read, the
+    // destination created (clonefile never replaces an existing name).
+    #[cfg(target_os = "macos")]
+    "clonefile" as "clonefile"
+    fn clonefile(src: *const c_char, dst: *const c_char, flags: u32) -> c_int,
+        act |t| hooks!(@real "clonefileat", ClonefileatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
+        fail -1,
+        check [READ, clone_follow(flags), AT_FDCWD, src, false;
+               WRITE, Follow::Entry, AT_FDCWD, dst, false];
+    #[cfg(target_os = "macos")]
+    "clonefileat" as "clonefileat"
+    fn clonefileat(src_dirfd: c_int, src: *const c_char, dst_dirfd: c_int, dst: *const c_char, flags: u32) -> c_int,
+        act |t| hooks!(@real "clonefileat", ClonefileatFn, -1, (t[0].dirfd(), t[0].path(), t[1].dirfd(), t[1].path(), flags)),
+        fail -1,
+        check [READ, clone_follow(flags), src_dirfd, src, false;
+               WRITE, Follow::Entry, dst_dirfd, dst, false];
+    #[cfg(target_os = "macos")]
+    "fclonefileat" as "fclonefileat"
+    fn fclonefileat(srcfd: c_int, dst_dirfd: c_int, dst: *const c_char, flags: u32) -> c_int,
+        act |t| hooks!(@real "fclonefileat", FclonefileatFn, -1, (srcfd, t[1].dirfd(), t[1].path(), flags)),
+        fail -1,
+        check [READ, Follow::Fd, fd_arg(srcfd), CArg::NULL, false;
+               WRITE, Follow::Entry, dst_dirfd, dst, false];
+
+    // unistd.h. exchangedata has no *at or fd form: checked, then called
+    // with the caller's paths.
+    #[cfg(target_os = "macos")]
+    /// Swaps two files' contents: both written, both moved.
+    "exchangedata" as "exchangedata"
+    fn exchangedata(path1: *const c_char, path2: *const c_char, options: c_uint) -> c_int,
+        fail -1,
+        check [WRITE, fsopt_follow(options), AT_FDCWD, path1, true;
+               WRITE, fsopt_follow(options), AT_FDCWD, path2, true];
+    #[cfg(target_os = "macos")]
+    /// Turns a union mount's whiteout back into a name.
+    "undelete" as "undelete"
+    fn undelete(path: *const c_char) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    /// Answers names from the whole volume, which no path check confines:
+    /// refused while metadata is confined (`hide_outside`).
+    "searchfs" as "searchfs"
+    fn searchfs(path: *const c_char, searchblock: *mut c_void, nummatches: *mut c_ulong, scriptcode: c_uint, options: c_uint, state: *mut c_void) -> c_int,
+        pre |_v| unseen("searchfs", Access::Read, path, |g| g.policy.settings().hide_outside),
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    /// A file system control request, which may change the object.
+    "fsctl" as "fsctl"
+    fn fsctl(path: *const c_char, request: c_ulong, data: *mut c_void, options: c_uint) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, fsopt_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "ffsctl" as "ffsctl"
+    fn ffsctl(fd: c_int, request: c_ulong, data: *mut c_void, options: c_uint) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+
+    // Attribute lists (sys/attr.h, unistd.h).
+    #[cfg(target_os = "macos")]
+    "getattrlist" as "getattrlist"
+    fn getattrlist(path: *const c_char, attr_list: *mut c_void, attr_buf: *mut c_void, attr_buf_size: size_t, options: u32) -> c_int,
+        fail -1,
+        check [META, fsopt_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "getattrlistat" as "getattrlistat"
+    fn getattrlistat(fd: c_int, path: *const c_char, attr_list: *mut c_void, attr_buf: *mut c_void, attr_buf_size: size_t, options: c_ulong) -> c_int,
+        fail -1,
+        check [META, fsopt_follow(options), fd, path, false];
+    #[cfg(target_os = "macos")]
+    "setattrlist" as "setattrlist"
+    fn setattrlist(path: *const c_char, attr_list: *mut c_void, attr_buf: *mut c_void, attr_buf_size: size_t, options: u32) -> c_int,
+        act |t| hooks!(@real "setattrlistat", SetattrlistatFn, -1, (t[0].dirfd(), t[0].path(), attr_list, attr_buf, attr_buf_size, options)),
+        fail -1,
+        check [WRITE, fsopt_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "setattrlistat" as "setattrlistat"
+    fn setattrlistat(dir_fd: c_int, path: *const c_char, attr_list: *mut c_void, attr_buf: *mut c_void, attr_buf_size: size_t, options: u32) -> c_int,
+        act |t| hooks!(@real "setattrlistat", SetattrlistatFn, -1, (t[0].dirfd(), t[0].path(), attr_list, attr_buf, attr_buf_size, options)),
+        fail -1,
+        check [WRITE, fsopt_follow(options), dir_fd, path, false];
+    #[cfg(target_os = "macos")]
+    "fsetattrlist" as "fsetattrlist"
+    fn fsetattrlist(fd: c_int, attr_list: *mut c_void, attr_buf: *mut c_void, attr_buf_size: size_t, options: u32) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+
+    // Extended attributes (sys/xattr.h): `position` and `options`, no l*
+    // forms (XATTR_NOFOLLOW instead).
+    #[cfg(target_os = "macos")]
+    "getxattr" as "getxattr"
+    fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t, position: u32, options: c_int) -> ssize_t,
+        fail -1,
+        check [META, xattr_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "listxattr" as "listxattr"
+    fn listxattr(path: *const c_char, namebuf: *mut c_char, size: size_t, options: c_int) -> ssize_t,
+        fail -1,
+        check [META, xattr_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "setxattr" as "setxattr"
+    fn setxattr(path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, position: u32, options: c_int) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, xattr_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "removexattr" as "removexattr"
+    fn removexattr(path: *const c_char, name: *const c_char, options: c_int) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, xattr_follow(options), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "fsetxattr" as "fsetxattr"
+    fn fsetxattr(fd: c_int, name: *const c_char, value: *const c_void, size: size_t, position: u32, options: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+    #[cfg(target_os = "macos")]
+    "fremovexattr" as "fremovexattr"
+    fn fremovexattr(fd: c_int, name: *const c_char, options: c_int) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+
+    // File flags (sys/stat.h, unistd.h).
+    #[cfg(target_os = "macos")]
+    "chflags" as "chflags"
+    fn chflags(path: *const c_char, flags: c_uint) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "lchflags" as "lchflags"
+    fn lchflags(path: *const c_char, flags: c_uint) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "fchflags" as "fchflags"
+    fn fchflags(fd: c_int, flags: c_uint) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+
+    // libcopyfile (copyfile.h).
+    #[cfg(target_os = "macos")]
+    /// `from` read (`COPYFILE_MOVE`: removed too), `to` written; a NULL
+    /// path is the state's fd. `COPYFILE_RECURSIVE` is refused: the tree
+    /// below the two paths is walked by libcopyfile's own calls, which the
+    /// library does not see (docs/macos.md).
+    "copyfile" as "copyfile"
+    fn copyfile(from: *const c_char, to: *const c_char, state: *mut c_void, flags: u32) -> c_int,
+        pre |_v| unseen("copyfile", Access::Write, to, |_| flags & libc::COPYFILE_RECURSIVE != 0),
+        fail -1,
+        check [copy_src_access(flags), copy_src_follow(from, flags), copy_dirfd(from, state, COPYFILE_STATE_SRC_FD), from, flags & libc::COPYFILE_MOVE != 0;
+               WRITE, copy_dst_follow(to, flags), copy_dirfd(to, state, COPYFILE_STATE_DST_FD), to, false];
+    #[cfg(target_os = "macos")]
+    "fcopyfile" as "fcopyfile"
+    fn fcopyfile(from: c_int, to: c_int, state: *mut c_void, flags: u32) -> c_int,
+        fail -1,
+        check [fcopy_access(flags), Follow::Fd, fd_arg(to), CArg::NULL, false];
+
+    // The *x_np forms with an ACL (`filesec_t`; sys/stat.h, fcntl.h).
+    #[cfg(target_os = "macos")]
+    "openx_np" as "openx_np"
+    fn openx_np(path: *const c_char, flags: c_int, fsec: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "mkdirx_np" as "mkdirx_np"
+    fn mkdirx_np(path: *const c_char, fsec: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "mkfifox_np" as "mkfifox_np"
+    fn mkfifox_np(path: *const c_char, fsec: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Entry, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "chmodx_np" as "chmodx_np"
+    fn chmodx_np(path: *const c_char, fsec: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "fchmodx_np" as "fchmodx_np"
+    fn fchmodx_np(fd: c_int, fsec: *mut c_void) -> c_int,
+        fail -1,
+        check [WRITE, Follow::Fd, fd_arg(fd), CArg::NULL, false];
+    #[cfg(target_os = "macos")]
+    "statx_np" as "statx_np"
+    fn statx_np(path: *const c_char, sb: *mut c_void, fsec: *mut c_void) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "lstatx_np" as "lstatx_np"
+    fn lstatx_np(path: *const c_char, sb: *mut c_void, fsec: *mut c_void) -> c_int,
+        fail -1,
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
+
+    // The explicit 64-bit-inode forms libSystem still exports (sys/stat.h,
+    // sys/mount.h); the buffer is passed through unread.
+    #[cfg(target_os = "macos")]
+    "stat64" as "stat"
+    fn stat64(path: *const c_char, buf: *mut c_void) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "lstat64" as "lstat"
+    fn lstat64(path: *const c_char, buf: *mut c_void) -> c_int,
+        fail -1,
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "fstatat64" as "fstatat"
+    fn fstatat64(dirfd: c_int, path: *const c_char, buf: *mut c_void, flags: c_int) -> c_int,
+        fail -1,
+        check [META, at_follow(flags, path), dirfd, path, false];
+    #[cfg(target_os = "macos")]
+    "statfs64" as "statfs"
+    fn statfs64(path: *const c_char, buf: *mut c_void) -> c_int,
+        fail -1,
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+}
+
+// Each symbol has one row among the tables macOS builds: a Darwin row
+// whose symbol another table also builds for macOS would make two
+// `__interpose` pairs for one original. Checked when the library compiles.
+#[cfg(target_os = "macos")]
+const _: () = assert!(
+    distinct(DARWIN, &[crate::hooks::TABLE, super::MORE, super::WRAPPED]),
+    "a row of DARWIN names a symbol another table builds for macOS too"
+);
+
+/// No row of `rows` has the symbol of a row of `others`.
+#[cfg(target_os = "macos")]
+const fn distinct(rows: &[crate::hooks::HookInfo], others: &[&[crate::hooks::HookInfo]]) -> bool {
+    let mut i = 0;
+    while i < rows.len() {
+        let mut t = 0;
+        while t < others.len() {
+            let mut j = 0;
+            while j < others[t].len() {
+                if same(rows[i].symbol.as_bytes(), others[t][j].symbol.as_bytes()) {
+                    return false;
+                }
+                j += 1;
+            }
+            t += 1;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(target_os = "macos")]
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
