@@ -24,6 +24,8 @@ use libc::{size_t, ssize_t, AT_FDCWD, COPYFILE_STATE_DST_FD, COPYFILE_STATE_SRC_
 use fsguard_policy::{Access, Rule};
 
 #[cfg(target_os = "macos")]
+use super::darwin_flags::*;
+#[cfg(target_os = "macos")]
 use super::{fd_arg, META, READ, WRITE};
 #[cfg(target_os = "macos")]
 use crate::classify::{open_access, open_follow};
@@ -36,16 +38,6 @@ use crate::hooks::at_follow;
 #[cfg(target_os = "macos")]
 use crate::resolve::Follow;
 
-/// `CLONE_NOFOLLOW` (`sys/clonefile.h`): a final symlink of the source is
-/// cloned itself, not followed. Not in the `libc` crate.
-#[cfg(target_os = "macos")]
-const CLONE_NOFOLLOW: u32 = 0x0001;
-
-/// The copyfile flags that copy metadata onto the destination (mode,
-/// owner, ACL, extended attributes: `copyfile.h`).
-#[cfg(target_os = "macos")]
-const COPYFILE_META: u32 = libc::COPYFILE_ACL | libc::COPYFILE_STAT | libc::COPYFILE_XATTR;
-
 #[cfg(target_os = "macos")]
 type RenameatxFn =
     unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int;
@@ -56,84 +48,6 @@ type FclonefileatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, u32) -> 
 #[cfg(target_os = "macos")]
 type SetattrlistatFn =
     unsafe extern "C" fn(c_int, *const c_char, *mut c_void, *mut c_void, size_t, u32) -> c_int;
-
-/// `RENAME_SWAP` exchanges the two names: the second is moved too, as with
-/// Linux's `RENAME_EXCHANGE`. `RENAME_EXCL` only refuses an existing
-/// destination.
-#[cfg(target_os = "macos")]
-fn swaps(flags: c_uint) -> bool {
-    flags & libc::RENAME_SWAP != 0
-}
-
-#[cfg(target_os = "macos")]
-fn clone_follow(flags: u32) -> Follow {
-    if flags & CLONE_NOFOLLOW != 0 {
-        Follow::NoFollow
-    } else {
-        Follow::Yes
-    }
-}
-
-/// `FSOPT_NOFOLLOW` (`sys/attr.h`), the options bit of the attribute-list
-/// calls, `exchangedata` and `fsctl`.
-#[cfg(target_os = "macos")]
-fn fsopt_follow(options: impl Into<u64>) -> Follow {
-    if options.into() & u64::from(libc::FSOPT_NOFOLLOW) != 0 {
-        Follow::NoFollow
-    } else {
-        Follow::Yes
-    }
-}
-
-/// `XATTR_NOFOLLOW` (`sys/xattr.h`): Darwin's xattr calls take it in
-/// `options` instead of having `l*` forms.
-#[cfg(target_os = "macos")]
-fn xattr_follow(options: c_int) -> Follow {
-    if options & libc::XATTR_NOFOLLOW != 0 {
-        Follow::NoFollow
-    } else {
-        Follow::Yes
-    }
-}
-
-/// copyfile's source: read, and with `COPYFILE_MOVE` removed afterwards.
-#[cfg(target_os = "macos")]
-fn copy_src_access(flags: u32) -> Option<Access> {
-    if flags & libc::COPYFILE_MOVE != 0 {
-        WRITE
-    } else {
-        READ
-    }
-}
-
-/// copyfile's source: `COPYFILE_NOFOLLOW_SRC` copies a final symlink
-/// itself. A NULL path means the state's fd.
-#[cfg(target_os = "macos")]
-fn copy_src_follow(from: CArg<'_>, flags: u32) -> Follow {
-    if from.is_null() {
-        Follow::Fd
-    } else if flags & libc::COPYFILE_NOFOLLOW_SRC != 0 {
-        Follow::NoFollow
-    } else {
-        Follow::Yes
-    }
-}
-
-/// copyfile's destination is opened `O_CREAT` (`O_EXCL` with
-/// `COPYFILE_EXCL`, removed first with `COPYFILE_UNLINK`, `O_NOFOLLOW` with
-/// `COPYFILE_NOFOLLOW_DST`). A NULL path means the state's fd.
-#[cfg(target_os = "macos")]
-fn copy_dst_follow(to: CArg<'_>, flags: u32) -> Follow {
-    if to.is_null() {
-        Follow::Fd
-    } else if flags & (libc::COPYFILE_EXCL | libc::COPYFILE_UNLINK) != 0 {
-        Follow::Entry
-    } else if flags & libc::COPYFILE_NOFOLLOW_DST != 0 {
-        Follow::NoFollow
-    } else {
-        Follow::Create
-    }
-}
 
 /// The dirfd of a copyfile path: for a NULL path, the fd the state carries
 /// (`COPYFILE_STATE_SRC_FD`, `COPYFILE_STATE_DST_FD`), -1 (EBADF) if none.
@@ -152,18 +66,6 @@ fn copy_dirfd(path: CArg<'_>, state: *mut c_void, which: c_int) -> c_int {
         }
     }
     fd
-}
-
-/// fcopyfile copies through fds the caller opened (each checked then);
-/// copying the mode, owner, ACL or xattrs onto the destination is a
-/// metadata write, checked as `fchmod` is. Data alone: nothing to check.
-#[cfg(target_os = "macos")]
-fn fcopy_access(flags: u32) -> Option<Access> {
-    if flags & COPYFILE_META != 0 {
-        WRITE
-    } else {
-        META
-    }
 }
 
 /// Refuses, with a trace line (rule `unresolved`), a call whose objects
@@ -370,9 +272,9 @@ hooks! {
     /// library does not see (docs/macos.md).
     "copyfile" as "copyfile"
     fn copyfile(from: *const c_char, to: *const c_char, state: *mut c_void, flags: u32) -> c_int,
-        pre |_v| unseen("copyfile", Access::Write, to, |_| flags & libc::COPYFILE_RECURSIVE != 0),
+        pre |_v| unseen("copyfile", Access::Write, to, |_| copies_tree(flags)),
         fail -1,
-        check [copy_src_access(flags), copy_src_follow(from, flags), copy_dirfd(from, state, COPYFILE_STATE_SRC_FD), from, flags & libc::COPYFILE_MOVE != 0;
+        check [copy_src_access(flags), copy_src_follow(from, flags), copy_dirfd(from, state, COPYFILE_STATE_SRC_FD), from, flags & COPYFILE_MOVE != 0;
                WRITE, copy_dst_follow(to, flags), copy_dirfd(to, state, COPYFILE_STATE_DST_FD), to, false];
     #[cfg(target_os = "macos")]
     "fcopyfile" as "fcopyfile"

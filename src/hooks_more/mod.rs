@@ -12,6 +12,7 @@
 
 mod bind;
 mod darwin;
+mod darwin_flags;
 #[cfg(target_os = "linux")]
 mod handle;
 #[cfg(target_os = "linux")]
