@@ -323,6 +323,33 @@ hooks! {
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
 
+    // ACLs by path (sys/acl.h). libsystem_c sets one through its own
+    // chmodx_np and reads one through its own statx_np: calls inside one
+    // library, which no pair rewires, so each needs its row.
+    #[cfg(target_os = "macos")]
+    "acl_get_file" as "acl_get_file"
+    fn acl_get_file(path: *const c_char, acl_type: c_int) -> *mut c_void,
+        fail std::ptr::null_mut(),
+        check [META, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "acl_get_link_np" as "acl_get_link_np"
+    fn acl_get_link_np(path: *const c_char, acl_type: c_int) -> *mut c_void,
+        fail std::ptr::null_mut(),
+        check [META, Follow::NoFollow, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    "acl_set_file" as "acl_set_file"
+    fn acl_set_file(path: *const c_char, acl_type: c_int, acl: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::Yes, AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    /// Refuses a symlink (ENOTSUP), so the object named is the one set.
+    "acl_set_link_np" as "acl_set_link_np"
+    fn acl_set_link_np(path: *const c_char, acl_type: c_int, acl: *mut c_void) -> c_int,
+        via path,
+        fail -1,
+        check [WRITE, Follow::NoFollow, AT_FDCWD, path, false];
+
     // The explicit 64-bit-inode forms libSystem still exports (sys/stat.h,
     // sys/mount.h); the buffer is passed through unread.
     #[cfg(target_os = "macos")]
