@@ -21,10 +21,14 @@ typedef unsigned short darwin_mode_t;
 /* The originals: libSystem's, as <fcntl.h> declares them. */
 int open(const char *path, int flags, ...);
 int openat(int dirfd, const char *path, int flags, ...);
+int open_dprotected_np(const char *path, int flags, int dpclass, int dpflags, ...);
 
-/* The Rust hooks (src/hooks.rs), exported under their Darwin names. */
+/* The Rust hooks (src/hooks.rs, src/hooks_more/darwin.rs), exported under
+ * their Darwin names. */
 int fsguard_hook_open(const char *path, int flags, darwin_mode_t mode);
 int fsguard_hook_openat(int dirfd, const char *path, int flags, darwin_mode_t mode);
+int fsguard_hook_open_dprotected_np(const char *path, int flags, int dpclass, int dpflags,
+                                    darwin_mode_t mode);
 
 /* The mode argument exists only with O_CREAT (Darwin has no O_TMPFILE). */
 #define READ_MODE(last, flags, mode)                                           \
@@ -49,6 +53,12 @@ static int shim_openat(int dirfd, const char *path, int flags, ...) {
     return fsguard_hook_openat(dirfd, path, flags, mode);
 }
 
+static int shim_open_dprotected_np(const char *path, int flags, int dpclass, int dpflags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(dpflags, flags, mode);
+    return fsguard_hook_open_dprotected_np(path, flags, dpclass, dpflags, mode);
+}
+
 /* One pair per entry point: what dyld calls instead, and what it replaces. */
 struct interpose {
     const void *replacement;
@@ -59,4 +69,5 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct interpo
     interposed[] = {
         {(const void *)&shim_open, (const void *)&open},
         {(const void *)&shim_openat, (const void *)&openat},
+        {(const void *)&shim_open_dprotected_np, (const void *)&open_dprotected_np},
 };

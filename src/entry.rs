@@ -253,6 +253,7 @@ macro_rules! hooks {
     // The variadic entry points' pairs are shim/darwin.c's.
     (@interpose [$($cfg:meta)?] fsguard_open, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_openat, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_open_dprotected_np, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] $export:ident, $symbol:literal) => {
         $(#[cfg($cfg)])?
         #[cfg(target_os = "macos")]

@@ -18,7 +18,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
 
 #[cfg(target_os = "macos")]
-use libc::{size_t, ssize_t, AT_FDCWD, COPYFILE_STATE_DST_FD, COPYFILE_STATE_SRC_FD};
+use libc::{mode_t, size_t, ssize_t, AT_FDCWD, COPYFILE_STATE_DST_FD, COPYFILE_STATE_SRC_FD};
 
 #[cfg(target_os = "macos")]
 use fsguard_policy::{Access, Rule};
@@ -45,6 +45,8 @@ type RenameatxFn =
 type ClonefileatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, u32) -> c_int;
 #[cfg(target_os = "macos")]
 type FclonefileatFn = unsafe extern "C" fn(c_int, c_int, *const c_char, u32) -> c_int;
+#[cfg(target_os = "macos")]
+type OpenDprotectedFn = unsafe extern "C" fn(*const c_char, c_int, c_int, c_int, ...) -> c_int;
 #[cfg(target_os = "macos")]
 type SetattrlistatFn =
     unsafe extern "C" fn(c_int, *const c_char, *mut c_void, *mut c_void, size_t, u32) -> c_int;
@@ -287,6 +289,15 @@ hooks! {
     "openx_np" as "openx_np"
     fn openx_np(path: *const c_char, flags: c_int, fsec: *mut c_void) -> c_int,
         via path,
+        fail -1,
+        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+    #[cfg(target_os = "macos")]
+    /// An open with a data-protection class (sys/fcntl.h); the variadic
+    /// `open_dprotected_np` in shim/darwin.c calls this with the mode.
+    "open_dprotected_np" as "open_dprotected_np"
+    fn fsguard_open_dprotected_np(path: *const c_char, flags: c_int, class: c_int, dpflags: c_int, mode: mode_t) -> c_int,
+        real OpenDprotectedFn = (path, flags, class, dpflags, c_uint::from(mode)),
+        act |t| hooks!(@real "open_dprotected_np", OpenDprotectedFn, -1, (t[0].abs(), t[0].oflags(flags), class, dpflags, c_uint::from(mode))),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "macos")]
