@@ -26,7 +26,7 @@ use fsguard_policy::{Access, Rule};
 #[cfg(target_os = "macos")]
 use super::darwin_flags::*;
 #[cfg(target_os = "macos")]
-use super::{fd_arg, META, READ, WRITE};
+use super::{fd_arg, temp_access, META, READ, WRITE};
 #[cfg(target_os = "macos")]
 use crate::classify::{open_access, open_follow};
 #[cfg(target_os = "macos")]
@@ -37,6 +37,11 @@ use crate::guard::{self, CArg};
 use crate::hooks::at_follow;
 #[cfg(target_os = "macos")]
 use crate::resolve::Follow;
+
+/// The "dirfd" of a call that names its object by id: the row's `pre`
+/// refuses it before any check (listed so in docs/hooks.md).
+#[cfg(target_os = "macos")]
+const BY_ID_REFUSED: c_int = -1;
 
 #[cfg(target_os = "macos")]
 type RenameatxFn =
@@ -73,14 +78,16 @@ fn copy_dirfd(path: CArg<'_>, state: *mut c_void, which: c_int) -> c_int {
 /// Refuses, with a trace line (rule `unresolved`), a call whose objects
 /// the library cannot all see, when `applies`: a `COPYFILE_RECURSIVE` copy
 /// (libcopyfile walks the tree with its own calls), a volume search.
-/// `Pre::Check` lets the row's own checks run.
+/// `Pre::Check` lets the row's own checks run; `refused` is the call's
+/// failure value.
 #[cfg(target_os = "macos")]
-fn unseen(
+fn unseen<R>(
     call: &'static str,
     access: Access,
     path: CArg<'_>,
     applies: impl Fn(&guard::Guard) -> bool,
-) -> Pre<(), c_int> {
+    refused: R,
+) -> Pre<(), R> {
     let Some(g) = guard::get() else {
         return Pre::Check(());
     };
@@ -98,7 +105,7 @@ fn unseen(
         }
         Err(e) => {
             guard::set_errno(e);
-            Pre::Answer(-1)
+            Pre::Answer(refused)
         }
     }
 }
@@ -167,7 +174,7 @@ hooks! {
     /// refused while metadata is confined (`hide_outside`).
     "searchfs" as "searchfs"
     fn searchfs(path: *const c_char, searchblock: *mut c_void, nummatches: *mut c_ulong, scriptcode: c_uint, options: c_uint, state: *mut c_void) -> c_int,
-        pre |_v| unseen("searchfs", Access::Read, path, |g| g.policy.settings().hide_outside),
+        pre |_v| unseen("searchfs", Access::Read, path, |g| g.policy.settings().hide_outside, -1),
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     #[cfg(target_os = "macos")]
@@ -274,7 +281,7 @@ hooks! {
     /// library does not see (docs/macos.md).
     "copyfile" as "copyfile"
     fn copyfile(from: *const c_char, to: *const c_char, state: *mut c_void, flags: u32) -> c_int,
-        pre |_v| unseen("copyfile", Access::Write, to, |_| copies_tree(flags)),
+        pre |_v| unseen("copyfile", Access::Write, to, |_| copies_tree(flags), -1),
         fail -1,
         check [copy_src_access(flags), copy_src_follow(from, flags), copy_dirfd(from, state, COPYFILE_STATE_SRC_FD), from, flags & COPYFILE_MOVE != 0;
                WRITE, copy_dst_follow(to, flags), copy_dirfd(to, state, COPYFILE_STATE_DST_FD), to, false];
@@ -333,6 +340,43 @@ hooks! {
     fn lstatx_np(path: *const c_char, sb: *mut c_void, fsec: *mut c_void) -> c_int,
         fail -1,
         check [META, Follow::NoFollow, AT_FDCWD, path, false];
+
+    // Temp files relative to a dirfd (stdlib.h, macOS 10.13): created by
+    // libsystem_c's own calls, as mkstemp's.
+    #[cfg(target_os = "macos")]
+    "mkstempsat_np" as "mkstempsat_np"
+    fn mkstempsat_np(dfd: c_int, template: *const c_char, slen: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, slen), Follow::Entry, dfd, template, false];
+    #[cfg(target_os = "macos")]
+    "mkostempsat_np" as "mkostempsat_np"
+    fn mkostempsat_np(dfd: c_int, template: *const c_char, slen: c_int, oflags: c_int) -> c_int,
+        fail -1,
+        check [temp_access(template, slen), Follow::Entry, dfd, template, false];
+    #[cfg(target_os = "macos")]
+    "mkdtempat_np" as "mkdtempat_np"
+    fn mkdtempat_np(dfd: c_int, template: *const c_char) -> *mut c_char,
+        fail std::ptr::null_mut(),
+        check [temp_access(template, 0), Follow::Entry, dfd, template, false];
+
+    // Objects named by id, not by a path (sys/fsgetpath.h; openbyid_np is
+    // xnu's private sys/fsgetpath_private.h, exported all the same).
+    #[cfg(target_os = "macos")]
+    /// Opens any object of a volume by its id: no path the policy could
+    /// judge before the open, so refused (rule `unresolved`).
+    "openbyid_np" as "openbyid_np"
+    fn openbyid_np(fsid: *mut c_void, objid: *mut c_void, flags: c_int) -> c_int,
+        pre |_v| unseen("openbyid_np", open_access(flags).unwrap_or(Access::Read), CArg::NULL, |_| true, -1),
+        fail -1,
+        check [open_access(flags), Follow::Fd, BY_ID_REFUSED, CArg::NULL, false];
+    #[cfg(target_os = "macos")]
+    /// The path of an object named by id: refused while metadata is
+    /// confined (`hide_outside`), as it may name anything on the volume.
+    "fsgetpath" as "fsgetpath"
+    fn fsgetpath(buf: *mut c_char, bufsize: size_t, fsid: *mut c_void, objid: u64) -> ssize_t,
+        pre |_v| unseen("fsgetpath", Access::Read, CArg::NULL, |g| g.policy.settings().hide_outside, -1),
+        fail -1,
+        check [META, Follow::Fd, BY_ID_REFUSED, CArg::NULL, false];
 
     // ACLs by path (sys/acl.h). libsystem_c sets one through its own
     // chmodx_np and reads one through its own statx_np: calls inside one
