@@ -79,7 +79,9 @@ fn copy_dirfd(path: CArg<'_>, state: *mut c_void, which: c_int) -> c_int {
 /// the library cannot all see, when `applies`: a `COPYFILE_RECURSIVE` copy
 /// (libcopyfile walks the tree with its own calls), a volume search.
 /// `Pre::Check` lets the row's own checks run; `refused` is the call's
-/// failure value.
+/// failure value; `audited` what an audit (which lets the call go) does
+/// next: the row's checks, or for an object named by id, which has none to
+/// run, the call itself.
 #[cfg(target_os = "macos")]
 fn unseen<R>(
     call: &'static str,
@@ -87,6 +89,7 @@ fn unseen<R>(
     path: CArg<'_>,
     applies: impl Fn(&guard::Guard) -> bool,
     refused: R,
+    audited: Pre<(), R>,
 ) -> Pre<(), R> {
     let Some(g) = guard::get() else {
         return Pre::Check(());
@@ -101,7 +104,7 @@ fn unseen<R>(
     match r {
         Ok(()) => {
             guard::set_errno(saved);
-            Pre::Check(())
+            audited
         }
         Err(e) => {
             guard::set_errno(e);
@@ -174,7 +177,7 @@ hooks! {
     /// refused while metadata is confined (`hide_outside`).
     "searchfs" as "searchfs"
     fn searchfs(path: *const c_char, searchblock: *mut c_void, nummatches: *mut c_ulong, scriptcode: c_uint, options: c_uint, state: *mut c_void) -> c_int,
-        pre |_v| unseen("searchfs", Access::Read, path, |g| g.policy.settings().hide_outside, -1),
+        pre |_v| unseen("searchfs", Access::Read, path, |g| g.policy.settings().hide_outside, -1, Pre::Check(())),
         fail -1,
         check [META, Follow::Yes, AT_FDCWD, path, false];
     #[cfg(target_os = "macos")]
@@ -281,7 +284,7 @@ hooks! {
     /// library does not see (docs/macos.md).
     "copyfile" as "copyfile"
     fn copyfile(from: *const c_char, to: *const c_char, state: *mut c_void, flags: u32) -> c_int,
-        pre |_v| unseen("copyfile", Access::Write, to, |_| copies_tree(flags), -1),
+        pre |_v| unseen("copyfile", Access::Write, to, |_| copies_tree(flags), -1, Pre::Check(())),
         fail -1,
         check [copy_src_access(flags), copy_src_follow(from, flags), copy_dirfd(from, state, COPYFILE_STATE_SRC_FD), from, flags & COPYFILE_MOVE != 0;
                WRITE, copy_dst_follow(to, flags), copy_dirfd(to, state, COPYFILE_STATE_DST_FD), to, false];
@@ -366,7 +369,7 @@ hooks! {
     /// judge before the open, so refused (rule `unresolved`).
     "openbyid_np" as "openbyid_np"
     fn openbyid_np(fsid: *mut c_void, objid: *mut c_void, flags: c_int) -> c_int,
-        pre |_v| unseen("openbyid_np", open_access(flags).unwrap_or(Access::Read), CArg::NULL, |_| true, -1),
+        pre |_v| unseen("openbyid_np", open_access(flags).unwrap_or(Access::Read), CArg::NULL, |_| true, -1, Pre::Pass),
         fail -1,
         check [open_access(flags), Follow::Fd, BY_ID_REFUSED, CArg::NULL, false];
     #[cfg(target_os = "macos")]
@@ -374,7 +377,7 @@ hooks! {
     /// confined (`hide_outside`), as it may name anything on the volume.
     "fsgetpath" as "fsgetpath"
     fn fsgetpath(buf: *mut c_char, bufsize: size_t, fsid: *mut c_void, objid: u64) -> ssize_t,
-        pre |_v| unseen("fsgetpath", Access::Read, CArg::NULL, |g| g.policy.settings().hide_outside, -1),
+        pre |_v| unseen("fsgetpath", Access::Read, CArg::NULL, |g| g.policy.settings().hide_outside, -1, Pre::Pass),
         fail -1,
         check [META, Follow::Fd, BY_ID_REFUSED, CArg::NULL, false];
 
