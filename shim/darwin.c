@@ -11,12 +11,21 @@
  * are Darwin's, spelled out, so the file is checked without a macOS SDK
  * (`clang -target x86_64-apple-darwin -fsyntax-only`). No `fcntl`: its
  * third argument is an int or a pointer by command, and no hook needs it.
- * `execl` and friends join this file with the exec family on Darwin. */
+ * `execl` and friends join this file with the exec family on Darwin.
+ *
+ * Also here: the pairs of calls newer than the oldest macOS supported,
+ * whose originals must be imported weakly (Rust cannot). */
 #include <stdarg.h>
 
-/* Darwin's mode_t (sys/_types/_mode_t.h) and O_CREAT (sys/fcntl.h). */
+/* Darwin's mode_t (sys/_types/_mode_t.h), dev_t (sys/_types.h), O_CREAT
+ * (sys/fcntl.h) and ENOSYS (sys/errno.h). */
 typedef unsigned short darwin_mode_t;
+typedef int darwin_dev_t;
 #define DARWIN_O_CREAT 0x00000200
+#define DARWIN_ENOSYS 78
+
+/* errno's location (sys/errno.h). */
+int *__error(void);
 
 /* The originals: libSystem's, as <fcntl.h> declares them. */
 int open(const char *path, int flags, ...);
@@ -59,6 +68,31 @@ static int shim_open_dprotected_np(const char *path, int flags, int dpclass, int
     return fsguard_hook_open_dprotected_np(path, flags, dpclass, dpflags, mode);
 }
 
+/* mknodat and mkfifoat exist from macOS 13 on (sys/stat.h): imported
+ * weakly, so the library loads on older systems, where the address is NULL
+ * and no program can call them. Their Rust rows check, then call these. */
+int mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev)
+    __attribute__((weak_import));
+int mkfifoat(int dirfd, const char *path, darwin_mode_t mode) __attribute__((weak_import));
+int fsguard_hook_mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev);
+int fsguard_hook_mkfifoat(int dirfd, const char *path, darwin_mode_t mode);
+
+int fsguard_weak_mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev) {
+    if (mknodat == 0) {
+        *__error() = DARWIN_ENOSYS;
+        return -1;
+    }
+    return mknodat(dirfd, path, mode, dev);
+}
+
+int fsguard_weak_mkfifoat(int dirfd, const char *path, darwin_mode_t mode) {
+    if (mkfifoat == 0) {
+        *__error() = DARWIN_ENOSYS;
+        return -1;
+    }
+    return mkfifoat(dirfd, path, mode);
+}
+
 /* One pair per entry point: what dyld calls instead, and what it replaces. */
 struct interpose {
     const void *replacement;
@@ -70,4 +104,6 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct interpo
         {(const void *)&shim_open, (const void *)&open},
         {(const void *)&shim_openat, (const void *)&openat},
         {(const void *)&shim_open_dprotected_np, (const void *)&open_dprotected_np},
+        {(const void *)&fsguard_hook_mknodat, (const void *)&mknodat},
+        {(const void *)&fsguard_hook_mkfifoat, (const void *)&mkfifoat},
 };

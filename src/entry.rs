@@ -250,10 +250,13 @@ macro_rules! hooks {
     };
     // Darwin: the row's (replacement, original) pair in `__DATA,__interpose`,
     // through which dyld rewires every other image's calls to the symbol.
-    // The variadic entry points' pairs are shim/darwin.c's.
+    // The pairs of the variadic entry points, and of the calls imported
+    // weakly, are shim/darwin.c's.
     (@interpose [$($cfg:meta)?] fsguard_open, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_openat, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_open_dprotected_np, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_mknodat, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_mkfifoat, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] $export:ident, $symbol:literal) => {
         $(#[cfg($cfg)])?
         #[cfg(target_os = "macos")]

@@ -4,11 +4,14 @@
 //! libSystem exports path-taking calls the Linux tables have no row for:
 //! renames with flags, clones, attribute lists, the xattr calls with
 //! `position` and `options`, file flags, `copyfile`, the `*x_np` forms
-//! with an ACL (`filesec_t`), and a few more. Each signature, flag value
-//! and meaning follows Apple's headers and man pages (`sys/stdio.h`,
+//! with an ACL (`filesec_t`), ACLs by path, temp files at a dirfd, objects
+//! named by id, and a few more. Each signature, flag value and meaning
+//! follows Apple's headers and man pages (`sys/stdio.h`,
 //! `sys/clonefile.h`, `sys/attr.h`, `sys/xattr.h`, `copyfile.h`,
-//! `unistd.h`, `sys/stat.h`) as the `libc` crate's apple module spells
-//! them. What is left out, and why, is listed in docs/macos.md.
+//! `unistd.h`, `sys/stat.h`, `sys/fcntl.h`, `sys/acl.h`, `stdlib.h`,
+//! `sys/fsgetpath.h`), as the `libc` crate's apple module spells them where
+//! it has them; the flags are [`super::darwin_flags`]'s. What is left out,
+//! and why, is listed in docs/macos.md.
 //!
 //! A row acts through the object checked where the call has an `*at` or an
 //! fd form (`renameatx_np`, `clonefileat`, `setattrlistat`); a call that
@@ -73,6 +76,30 @@ fn copy_dirfd(path: CArg<'_>, state: *mut c_void, which: c_int) -> c_int {
         }
     }
     fd
+}
+
+// shim/darwin.c: mknodat and mkfifoat through their weak imports.
+#[cfg(target_os = "macos")]
+extern "C" {
+    fn fsguard_weak_mknodat(
+        dirfd: c_int,
+        path: *const c_char,
+        mode: mode_t,
+        dev: libc::dev_t,
+    ) -> c_int;
+    fn fsguard_weak_mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int;
+}
+
+/// A row whose call is a weak import's: the check's refusal, or the call.
+#[cfg(target_os = "macos")]
+fn weak_call(checked: Result<(), c_int>, call: impl FnOnce() -> c_int) -> c_int {
+    match checked {
+        Ok(()) => call(),
+        Err(e) => {
+            guard::set_errno(e);
+            -1
+        }
+    }
 }
 
 /// Refuses, with a trace line (rule `unresolved`), a call whose objects
@@ -361,6 +388,27 @@ hooks! {
     fn mkdtempat_np(dfd: c_int, template: *const c_char) -> *mut c_char,
         fail std::ptr::null_mut(),
         check [temp_access(template, 0), Follow::Entry, dfd, template, false];
+
+    // Nodes at a dirfd (sys/stat.h), exported from macOS 13 on: their pairs
+    // and calls are shim/darwin.c's, which imports them weakly (ENOSYS where
+    // missing) so that the library loads on older systems. Checked, then
+    // called with the caller's arguments.
+    #[cfg(target_os = "macos")]
+    "mknodat" as "mknodat"
+    fn fsguard_mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: libc::dev_t) -> c_int,
+        answer weak_call(mknodat_check(dirfd, path), || {
+            // SAFETY: the caller's arguments, to the weak import's caller.
+            unsafe { fsguard_weak_mknodat(dirfd, path.as_ptr(), mode, dev) }
+        }),
+        check fn mknodat_check(dirfd: c_int, path: CArg<'_>) [WRITE, Follow::Entry, dirfd, path, false];
+    #[cfg(target_os = "macos")]
+    "mkfifoat" as "mkfifoat"
+    fn fsguard_mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int,
+        answer weak_call(mkfifoat_check(dirfd, path), || {
+            // SAFETY: as above.
+            unsafe { fsguard_weak_mkfifoat(dirfd, path.as_ptr(), mode) }
+        }),
+        check fn mkfifoat_check(dirfd: c_int, path: CArg<'_>) [WRITE, Follow::Entry, dirfd, path, false];
 
     // Objects named by id, not by a path (sys/fsgetpath.h; openbyid_np is
     // xnu's private sys/fsgetpath_private.h, exported all the same).
