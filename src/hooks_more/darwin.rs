@@ -429,6 +429,14 @@ hooks! {
         fail -1,
         check [META, Follow::Fd, BY_ID_REFUSED, CArg::NULL, false];
 
+    // dirent.h: scandir with blocks, listing its directory with
+    // libsystem_c's own opendir, as scandir does.
+    #[cfg(target_os = "macos")]
+    "scandir_b" as "scandir"
+    fn scandir_b(dir: *const c_char, namelist: *mut c_void, select: *mut c_void, compar: *mut c_void) -> c_int,
+        fail -1,
+        check [READ, Follow::Yes, AT_FDCWD, dir, false];
+
     // ACLs by path (sys/acl.h). libsystem_c sets one through its own
     // chmodx_np and reads one through its own statx_np: calls inside one
     // library, which no pair rewires, so each needs its row.
