@@ -10,13 +10,23 @@
  * Only compiler-provided headers: the prototypes and the one constant used
  * are Darwin's, spelled out, so the file is checked without a macOS SDK
  * (`clang -target x86_64-apple-darwin -fsyntax-only`). No `fcntl`: its
- * third argument is an int or a pointer by command, and no hook needs it. */
+ * third argument is an int or a pointer by command, and no hook needs it.
+ * `execl` and friends join this file with the exec family on Darwin.
+ *
+ * Also here: the pairs of calls newer than the oldest macOS supported,
+ * whose originals must be imported weakly (Rust cannot). */
 #include <stdarg.h>
 #include <stddef.h>
 
-/* Darwin's mode_t (sys/_types/_mode_t.h) and O_CREAT (sys/fcntl.h). */
+/* Darwin's mode_t (sys/_types/_mode_t.h), dev_t (sys/_types.h), O_CREAT
+ * (sys/fcntl.h) and ENOSYS (sys/errno.h). */
 typedef unsigned short darwin_mode_t;
+typedef int darwin_dev_t;
 #define DARWIN_O_CREAT 0x00000200
+#define DARWIN_ENOSYS 78
+
+/* errno's location (sys/errno.h). */
+int *__error(void);
 
 /* The originals: libSystem's, as <fcntl.h> declares them, and the forms
  * that are not cancellation points (`$NOCANCEL`, which sys/cdefs.h's
@@ -31,11 +41,14 @@ int execle(const char *path, const char *arg0, ...);
 int execlp(const char *file, const char *arg0, ...);
 /* <crt_externs.h>: a library has no `environ` of its own (environ(7)). */
 char ***_NSGetEnviron(void);
+int open_dprotected_np(const char *path, int flags, int dpclass, int dpflags, ...);
 
-/* The Rust hooks (src/hooks.rs), exported under their Darwin names; the
+/* The Rust hooks (src/hooks.rs, src/hooks_more/darwin.rs), exported under their Darwin names; the
  * `$NOCANCEL` ones are the rows again with that original (src/entry.rs). */
 int fsguard_hook_open(const char *path, int flags, darwin_mode_t mode);
 int fsguard_hook_openat(int dirfd, const char *path, int flags, darwin_mode_t mode);
+int fsguard_hook_open_dprotected_np(const char *path, int flags, int dpclass, int dpflags,
+                                    darwin_mode_t mode);
 int fsguard_hook_open_nocancel(const char *path, int flags, darwin_mode_t mode) __asm(
     "_fsguard_hook_open$NOCANCEL");
 int fsguard_hook_openat_nocancel(int dirfd, const char *path, int flags, darwin_mode_t mode) __asm(
@@ -134,6 +147,37 @@ static int shim_execle(const char *path, const char *arg0, ...) {
     return fsguard_hook_execle(path, (char *const *)argv, envp);
 }
 
+static int shim_open_dprotected_np(const char *path, int flags, int dpclass, int dpflags, ...) {
+    darwin_mode_t mode = 0;
+    READ_MODE(dpflags, flags, mode);
+    return fsguard_hook_open_dprotected_np(path, flags, dpclass, dpflags, mode);
+}
+
+/* mknodat and mkfifoat exist from macOS 13 on (sys/stat.h): imported
+ * weakly, so the library loads on older systems, where the address is NULL
+ * and no program can call them. Their Rust rows check, then call these. */
+int mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev)
+    __attribute__((weak_import));
+int mkfifoat(int dirfd, const char *path, darwin_mode_t mode) __attribute__((weak_import));
+int fsguard_hook_mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev);
+int fsguard_hook_mkfifoat(int dirfd, const char *path, darwin_mode_t mode);
+
+int fsguard_weak_mknodat(int dirfd, const char *path, darwin_mode_t mode, darwin_dev_t dev) {
+    if (mknodat == 0) {
+        *__error() = DARWIN_ENOSYS;
+        return -1;
+    }
+    return mknodat(dirfd, path, mode, dev);
+}
+
+int fsguard_weak_mkfifoat(int dirfd, const char *path, darwin_mode_t mode) {
+    if (mkfifoat == 0) {
+        *__error() = DARWIN_ENOSYS;
+        return -1;
+    }
+    return mkfifoat(dirfd, path, mode);
+}
+
 /* One pair per entry point: what dyld calls instead, and what it replaces. */
 struct interpose {
     const void *replacement;
@@ -149,4 +193,7 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct interpo
         {(const void *)&shim_execl, (const void *)&execl},
         {(const void *)&shim_execle, (const void *)&execle},
         {(const void *)&shim_execlp, (const void *)&execlp},
+        {(const void *)&shim_open_dprotected_np, (const void *)&open_dprotected_np},
+        {(const void *)&fsguard_hook_mknodat, (const void *)&mknodat},
+        {(const void *)&fsguard_hook_mkfifoat, (const void *)&mkfifoat},
 };

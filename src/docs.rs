@@ -24,7 +24,14 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         crate::syscall::SYSCALLS,
     ),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
+    (MACOS_ONLY, crate::hooks_more::DARWIN),
 ];
+
+/// The title of the section of Darwin's own calls: built for macOS only,
+/// so the Linux library exports none of them (tests/common/hooks.rs reads
+/// the Linux rows as those before it). A symbol may have a row there and a
+/// Linux-only row elsewhere (Darwin's `getxattr` takes other arguments).
+pub const MACOS_ONLY: &str = "macOS only: Darwin's own calls";
 
 /// The `syscall(2)` rows the libc rows carry (`sys SYS_x`).
 fn syscall_rows() -> Vec<HookInfo> {
@@ -43,7 +50,10 @@ fn syscall_rows() -> Vec<HookInfo> {
 /// of the libc rows before the other system calls.
 fn sections(sys: &[HookInfo]) -> Vec<(&'static str, &[HookInfo])> {
     let mut all = TABLES.to_vec();
-    let at = all.len() - 2;
+    let at = all
+        .iter()
+        .position(|(title, _)| title.starts_with("syscall(2)"))
+        .unwrap_or(all.len());
     all.insert(at, ("syscall(2), declared on the libc rows", sys));
     all
 }
@@ -135,7 +145,10 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
          `AT_EMPTY_PATH`, a NULL path, `O_NOFOLLOW`, `O_CREAT|O_EXCL`).\n\
          - **relative to**: the directory a relative path starts from.\n\
          - Two lines in a row are the two paths of a rename or link; both are \
-         checked, and the first may not be a protected (`deny_always`) file.\n\n",
+         checked, and the first may not be a protected (`deny_always`) file.\n\n\
+         The last section, *macOS only*, lists the rows only the macOS library \
+         builds; every other section lists what the Linux library exports \
+         (some of those rows are Linux-only: docs/macos.md).\n\n",
     );
     let total: usize = tables.iter().map(|(_, t)| t.len()).sum();
     s += &format!("{total} entries.\n");
@@ -188,12 +201,28 @@ mod tests {
 
     #[test]
     fn every_symbol_is_hooked_once() {
-        let mut seen = std::collections::HashSet::new();
+        // Once among the Linux rows, and once among the macOS-only rows.
+        let mut linux = std::collections::HashSet::new();
+        let mut macos = std::collections::HashSet::new();
         let sys = syscall_rows();
-        for (_, table) in sections(&sys) {
+        for (title, table) in sections(&sys) {
+            let seen = if title == MACOS_ONLY {
+                &mut macos
+            } else {
+                &mut linux
+            };
             for h in table.iter() {
                 assert!(seen.insert(h.symbol), "{} declared twice", h.symbol);
             }
         }
+        assert!(!macos.is_empty(), "no macOS-only rows rendered");
+    }
+
+    #[test]
+    fn macos_only_rows_come_last() {
+        let sys = syscall_rows();
+        let all = sections(&sys);
+        assert_eq!(all.last().map(|(t, _)| *t), Some(MACOS_ONLY));
+        assert_eq!(all.iter().filter(|(t, _)| *t == MACOS_ONLY).count(), 1);
     }
 }

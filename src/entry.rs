@@ -198,6 +198,10 @@ include!(concat!(env!("OUT_DIR"), "/darwin_variants.rs"));
 /// A table that has such rows names their [`Syscalls`] after its own name
 /// (`table T, syscalls T_SYS;`).
 ///
+/// `table T, listed everywhere;` keeps every row in `T` (the reference of
+/// docs/hooks.md) on every system, whatever the row's `cfg`: the hooks of a
+/// system's own table are built there only, and documented everywhere.
+///
 /// `answer expr`, for a call whose work is more than one real call (the
 /// exec family: a `PATH` search, the child's environment): the exported
 /// function is `expr` (of the call's return type) over the typed
@@ -288,12 +292,16 @@ macro_rules! hooks {
     };
     // Darwin: the row's (replacement, original) pair in `__DATA,__interpose`,
     // through which dyld rewires every other image's calls to the symbol.
-    // The variadic entry points' pairs are shim/darwin.c's.
+    // The pairs of the variadic entry points, and of the calls imported
+    // weakly, are shim/darwin.c's.
     (@interpose [$($cfg:meta)?] fsguard_open, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_openat, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_execl, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_execle, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] fsguard_execlp, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_open_dprotected_np, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_mknodat, $symbol:literal) => {};
+    (@interpose [$($cfg:meta)?] fsguard_mkfifoat, $symbol:literal) => {};
     (@interpose [$($cfg:meta)?] $export:ident, $symbol:literal) => {
         $(#[cfg($cfg)])?
         #[cfg(target_os = "macos")]
@@ -498,7 +506,7 @@ macro_rules! hooks {
             hooks!(@hook [$($cfg)?] [] $variant, $call, $export, $($rest)*);
         };
     };
-    (table $table:ident $(, syscalls $systable:ident)?; $(
+    (table $table:ident $(, syscalls $systable:ident)? $(, listed $everywhere:ident)?; $(
         $(#[cfg($cfg:meta)])?
         $(#[doc = $doc:literal])*
         $symbol:literal as $call:literal
@@ -533,8 +541,34 @@ macro_rules! hooks {
             [$($access, $follow, $dirfd, $path, $moves);*];
         )*);
 
+        hooks!(@infos [$($everywhere)?] $table $(
+            [$($cfg)?] $symbol, $call, [$($access, $follow, $dirfd, $path);*];
+        )*);
+    };
+    // The table of rows, for docs/hooks.md: as built (each row under its
+    // `cfg`), or, for a table `listed everywhere`, every row on every
+    // system (a macOS-only table is rendered by the Linux build too).
+    (@infos [] $table:ident $(
+        [$($cfg:meta)?] $symbol:literal, $call:literal, [$($access:expr, $follow:expr, $dirfd:expr, $path:expr);*];
+    )*) => {
         /// The hooked symbols of this table, as declared.
         pub static $table: &[crate::hooks::HookInfo] = &[$($(#[cfg($cfg)])? crate::hooks::HookInfo {
+            symbol: $symbol,
+            call: $call,
+            checks: &[$(crate::hooks::CheckInfo {
+                access: stringify!($access),
+                follow: stringify!($follow),
+                dirfd: stringify!($dirfd),
+                path: stringify!($path),
+            }),*],
+        }),*];
+    };
+    (@infos [everywhere] $table:ident $(
+        [$($cfg:meta)?] $symbol:literal, $call:literal, [$($access:expr, $follow:expr, $dirfd:expr, $path:expr);*];
+    )*) => {
+        /// The hooked symbols of this table, as declared, whichever system
+        /// builds them.
+        pub static $table: &[crate::hooks::HookInfo] = &[$(crate::hooks::HookInfo {
             symbol: $symbol,
             call: $call,
             checks: &[$(crate::hooks::CheckInfo {

@@ -204,6 +204,222 @@ mod darwin {
     }
 }
 
+/// The Darwin-only rows declared `via path` (`hooks_more/darwin.rs`):
+/// those with an `f*` form act on an fd opened on what the check reached;
+/// the rest have no form that acts on it and are refused.
+#[cfg(target_os = "macos")]
+pub(crate) use darwin_rows::*;
+
+#[cfg(target_os = "macos")]
+mod darwin_rows {
+    use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
+
+    use libc::size_t;
+
+    use super::no_fd_form;
+    use crate::guard::CArg;
+    use crate::resolve::{Reach, Via};
+
+    type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
+    type FsetxattrFn =
+        unsafe extern "C" fn(c_int, *const c_char, *const c_void, size_t, u32, c_int) -> c_int;
+    type FremovexattrFn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
+    type FchflagsFn = unsafe extern "C" fn(c_int, c_uint) -> c_int;
+    type FchmodxFn = unsafe extern "C" fn(c_int, *mut c_void) -> c_int;
+    type AclSetFdFn = unsafe extern "C" fn(c_int, *mut c_void, c_int) -> c_int;
+
+    /// `f` on an fd opened for it on what the check reached: the verified
+    /// entry with `O_SYMLINK`, which never follows it (a symlink there is
+    /// itself the object, open(2)); the caller's path, followed as asked,
+    /// when nothing was resolved. Read-only, no fifo block, no tty taken.
+    fn on_fd(v: &Via, follow: bool, f: impl FnOnce(c_int) -> c_int) -> c_int {
+        let base = libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
+        let flags = match v.reach() {
+            Reach::Caller if follow => base,
+            _ => base | libc::O_SYMLINK,
+        };
+        let fd = hooks!(@real "openat", OpenatFn, -1, (v.dirfd(), v.path(), flags));
+        if fd < 0 {
+            return -1;
+        }
+        let r = f(fd);
+        let e = crate::guard::errno();
+        // SAFETY: our own fresh fd; close is not hooked.
+        unsafe { libc::close(fd) };
+        crate::guard::set_errno(e);
+        r
+    }
+
+    /// A refusal's return (errno set), or the caller's own call in audit.
+    fn refused(call: &'static str, path: CArg<'_>, audit: impl FnOnce() -> c_int) -> c_int {
+        match no_fd_form(call, path) {
+            Ok(()) => audit(),
+            Err(e) => {
+                crate::guard::set_errno(e);
+                -1
+            }
+        }
+    }
+
+    /// setxattr(2) as `fsetxattr` (which takes no `XATTR_NOFOLLOW`).
+    pub(crate) fn setxattr(
+        v: &Via,
+        _path: CArg<'_>,
+        name: CArg<'_>,
+        value: *const c_void,
+        size: size_t,
+        position: u32,
+        options: c_int,
+    ) -> c_int {
+        let follow = options & libc::XATTR_NOFOLLOW == 0;
+        let opts = options & !libc::XATTR_NOFOLLOW;
+        on_fd(
+            v,
+            follow,
+            |fd| hooks!(@real "fsetxattr", FsetxattrFn, -1, (fd, name.as_ptr(), value, size, position, opts)),
+        )
+    }
+
+    /// removexattr(2) as `fremovexattr`.
+    pub(crate) fn removexattr(v: &Via, _path: CArg<'_>, name: CArg<'_>, options: c_int) -> c_int {
+        let follow = options & libc::XATTR_NOFOLLOW == 0;
+        let opts = options & !libc::XATTR_NOFOLLOW;
+        on_fd(
+            v,
+            follow,
+            |fd| hooks!(@real "fremovexattr", FremovexattrFn, -1, (fd, name.as_ptr(), opts)),
+        )
+    }
+
+    /// chflags(2) as `fchflags`.
+    pub(crate) fn chflags(v: &Via, _path: CArg<'_>, flags: c_uint) -> c_int {
+        on_fd(
+            v,
+            true,
+            |fd| hooks!(@real "fchflags", FchflagsFn, -1, (fd, flags)),
+        )
+    }
+
+    /// lchflags(2) as `fchflags` on the entry itself.
+    pub(crate) fn lchflags(v: &Via, _path: CArg<'_>, flags: c_uint) -> c_int {
+        on_fd(
+            v,
+            false,
+            |fd| hooks!(@real "fchflags", FchflagsFn, -1, (fd, flags)),
+        )
+    }
+
+    /// chmodx_np(3) as `fchmodx_np`.
+    pub(crate) fn chmodx_np(v: &Via, _path: CArg<'_>, fsec: *mut c_void) -> c_int {
+        on_fd(
+            v,
+            true,
+            |fd| hooks!(@real "fchmodx_np", FchmodxFn, -1, (fd, fsec)),
+        )
+    }
+
+    /// acl_set_file(3) as `acl_set_fd_np`.
+    pub(crate) fn acl_set_file(
+        v: &Via,
+        _path: CArg<'_>,
+        acl_type: c_int,
+        acl: *mut c_void,
+    ) -> c_int {
+        on_fd(
+            v,
+            true,
+            |fd| hooks!(@real "acl_set_fd_np", AclSetFdFn, -1, (fd, acl, acl_type)),
+        )
+    }
+
+    /// acl_set_link_np(3) as `acl_set_fd_np` on the entry itself.
+    pub(crate) fn acl_set_link_np(
+        v: &Via,
+        _path: CArg<'_>,
+        acl_type: c_int,
+        acl: *mut c_void,
+    ) -> c_int {
+        on_fd(
+            v,
+            false,
+            |fd| hooks!(@real "acl_set_fd_np", AclSetFdFn, -1, (fd, acl, acl_type)),
+        )
+    }
+
+    /// undelete(2): no fd or `*at` form: refused.
+    pub(crate) fn undelete(_v: &Via, path: CArg<'_>) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char) -> c_int;
+        refused(
+            "undelete",
+            path,
+            || hooks!(@real "undelete", F, -1, (path.as_ptr())),
+        )
+    }
+
+    /// fsctl(2): its fd form would need an fd the request may not accept
+    /// (read-only): refused.
+    pub(crate) fn fsctl(
+        _v: &Via,
+        path: CArg<'_>,
+        request: c_ulong,
+        data: *mut c_void,
+        options: c_uint,
+    ) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char, c_ulong, *mut c_void, c_uint) -> c_int;
+        refused(
+            "fsctl",
+            path,
+            || hooks!(@real "fsctl", F, -1, (path.as_ptr(), request, data, options)),
+        )
+    }
+
+    /// openx_np(3): no `*at` form with a file security object: refused.
+    pub(crate) fn openx_np(_v: &Via, path: CArg<'_>, flags: c_int, fsec: *mut c_void) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char, c_int, *mut c_void) -> c_int;
+        refused(
+            "openx_np",
+            path,
+            || hooks!(@real "openx_np", F, -1, (path.as_ptr(), flags, fsec)),
+        )
+    }
+
+    /// mkdirx_np(3): no `*at` form: refused.
+    pub(crate) fn mkdirx_np(_v: &Via, path: CArg<'_>, fsec: *mut c_void) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
+        refused(
+            "mkdirx_np",
+            path,
+            || hooks!(@real "mkdirx_np", F, -1, (path.as_ptr(), fsec)),
+        )
+    }
+
+    /// mkfifox_np(3): no `*at` form: refused.
+    pub(crate) fn mkfifox_np(_v: &Via, path: CArg<'_>, fsec: *mut c_void) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
+        refused(
+            "mkfifox_np",
+            path,
+            || hooks!(@real "mkfifox_np", F, -1, (path.as_ptr(), fsec)),
+        )
+    }
+
+    /// open_dprotected_np(2): no `*at` form here: refused.
+    pub(crate) fn open_dprotected_np(
+        path: CArg<'_>,
+        flags: c_int,
+        class: c_int,
+        dpflags: c_int,
+        mode: c_uint,
+    ) -> c_int {
+        type F = unsafe extern "C" fn(*const c_char, c_int, c_int, c_int, ...) -> c_int;
+        refused(
+            "open_dprotected_np",
+            path,
+            || hooks!(@real "open_dprotected_np", F, -1, (path.as_ptr(), flags, class, dpflags, mode)),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,13 @@
 //! that need more than "check, then call" are rows of [`WRAPPED`], whose
 //! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
 //! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
-//! [`bind`]: AF_UNIX bind).
+//! [`bind`]: AF_UNIX bind). Darwin's own calls are the rows of
+//! [`DARWIN`] ([`darwin`]), built for macOS only.
 
 pub(crate) mod acts;
 mod bind;
+mod darwin;
+mod darwin_flags;
 #[cfg(target_os = "linux")]
 mod handle;
 #[cfg(target_os = "linux")]
@@ -33,6 +36,7 @@ use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
 use bind::addr_bytes;
+pub use darwin::DARWIN;
 #[cfg(target_os = "linux")]
 pub use walk::GlobT;
 pub use wrapped::*;

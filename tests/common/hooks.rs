@@ -16,6 +16,11 @@ use std::sync::OnceLock;
 /// mutators (`hooks::TABLE`).
 pub const CORE_SECTION: &str = "Open family and core mutators";
 
+/// How the titles of docs/hooks.md's macOS-only sections start: rows the
+/// Linux library does not build (src/docs.rs `MACOS_ONLY`), left out of
+/// [`hook_rows`].
+pub const MACOS_ONLY_PREFIX: &str = "macOS only";
+
 /// One row of a hook table.
 #[derive(Debug, Clone)]
 pub struct HookRow {
@@ -27,7 +32,8 @@ pub struct HookRow {
     pub call: &'static str,
 }
 
-/// Every row of every hook table, in the order of docs/hooks.md.
+/// Every row of every hook table the Linux library builds, in the order of
+/// docs/hooks.md (the macOS-only sections left out).
 pub fn hook_rows() -> &'static [HookRow] {
     static ROWS: OnceLock<Vec<HookRow>> = OnceLock::new();
     ROWS.get_or_init(|| {
@@ -50,6 +56,9 @@ fn parse_rows(md: &'static str) -> Vec<HookRow> {
         let Some(rest) = line.strip_prefix("| `") else {
             continue;
         };
+        if section.starts_with(MACOS_ONLY_PREFIX) {
+            continue;
+        }
         let mut cells = rest.split('`');
         let symbol = cells.next().unwrap();
         let call = cells.nth(1).unwrap_or_else(|| panic!("odd row: {line}"));
