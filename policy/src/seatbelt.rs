@@ -9,9 +9,10 @@
 //!
 //! - writes are confined to the root (unless read-only), the write
 //!   allow-list, the private `TMPDIR` and the devices; reads, under a root,
-//!   to the root, the installed software (the policy's `system_paths`, the
-//!   built-in list and macOS's own locations, [`DARWIN_SYSTEM`]), the
-//!   allow-lists, the library and the program;
+//!   to the root, the installed software (the policy's `system_paths` and
+//!   macOS's own locations, [`DARWIN_SYSTEM`]), the allow-lists, the
+//!   library and the program, and the directories above them (their names
+//!   only: the resolver opens a parent to reach a child);
 //! - deny rules (`deny`, `deny_always`, the credential preset) are applied
 //!   inside those areas where the kernel can match them exactly: plain
 //!   paths as `(subpath …)`, globs made of literal names, `*` and `**` as
@@ -32,12 +33,13 @@
 //! In audit mode the library blocks nothing; the profile still keeps
 //! writes inside the root and the write allow-list, as Landlock does.
 
-use crate::pattern::regex::{forms, Form};
-use crate::{Mode, Settings, DEVICES, SYSTEM};
+use crate::pattern::regex::{dirs, forms, Form};
+use crate::{Mode, Settings, DEVICES};
 
 /// Where macOS keeps what a program needs to start and run (the loader,
 /// the shared cache, frameworks, system configuration, time zones),
-/// readable under a root whatever `system` says, as the built-in list is.
+/// readable under a root whatever `system` says, as the built-in list is
+/// under Landlock.
 pub const DARWIN_SYSTEM: &[&str] = &[
     "/System",
     "/usr",
@@ -138,24 +140,29 @@ pub fn profile(s: &Settings, run: Run) -> Result<String, String> {
     if audit {
         return Ok(p.text);
     }
+    // Allowed again after `deny` (the policy's `allow` and TMPDIR win).
+    let mut reallow = bases(&s.read.allow);
+    reallow.extend(tmps.iter().cloned());
     if let Some(r) = &s.root {
         p.line("(deny file-read-data)");
         let mut allow = vec![Filter::Subpath(real(r))];
+        // Not the built-in (Linux) list: on macOS all of it that exists
+        // lies under `DARWIN_SYSTEM`.
         let system = s.system_paths.iter().map(String::as_str);
-        let system = system
-            .chain(SYSTEM.iter().copied())
-            .chain(DARWIN_SYSTEM.iter().copied());
-        allow.extend(system.flat_map(|p| widened(&[p])));
-        allow.extend(widened(&s.write.allow)); // what it may write, it may read back
+        let system = system.chain(DARWIN_SYSTEM.iter().copied());
+        allow.extend(system.flat_map(|p| bases(&[p])));
+        allow.extend(bases(&s.write.allow)); // what it may write, it may read back
         allow.extend([run.lib, run.exe].map(|f| Filter::Subpath(real(f))));
         allow.extend(devices());
+        // The directories above each readable area, themselves only: the
+        // library's resolver opens a parent to reach what lies in it.
+        let above = ancestors(allow.iter().chain(&reallow));
+        allow.extend(above);
         p.rule("allow", "file-read-data", allow)?;
     }
     p.rule("deny", "file-read-data", exact(&s.read.deny))?;
     if s.root.is_some() || !s.read.deny.is_empty() {
-        let mut allow = widened(&s.read.allow);
-        allow.extend(tmps.iter().cloned());
-        p.rule("allow", "file-read-data", allow)?;
+        p.rule("allow", "file-read-data", reallow)?;
     }
     let mut deny = exact(&s.read.deny_always);
     if s.secrets {
@@ -182,8 +189,20 @@ impl Profile {
     fn rule(&mut self, action: &str, op: &str, filters: Vec<Filter>) -> Result<(), String> {
         let mut seen: Vec<&Filter> = Vec::new();
         let mut l = format!("({action} {op}");
+        // A path a subpath of the same rule already covers adds nothing.
+        let covered = |f: &Filter| {
+            filters.iter().any(|g| match (f, g) {
+                (Filter::Subpath(p), Filter::Subpath(q)) => {
+                    p != q && crate::is_within(p.as_bytes(), q.as_bytes())
+                }
+                (Filter::Literal(p), Filter::Subpath(q)) => {
+                    crate::is_within(p.as_bytes(), q.as_bytes())
+                }
+                _ => false,
+            })
+        };
         for f in &filters {
-            if seen.contains(&f) {
+            if seen.contains(&f) || covered(f) {
                 continue;
             }
             seen.push(f);
@@ -263,6 +282,42 @@ fn widened<S: AsRef<str>>(pats: &[S]) -> Vec<Filter> {
                 Form::Regex(r) => out.push(Filter::Regex(r)),
                 Form::Beneath(b) if b != "/" => out.push(Filter::Subpath(b)),
                 Form::Beneath(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// Read filters: the literal leading directory of every alternative of
+/// `pats` (never `/`), as Landlock's ruleset takes them: a parent the
+/// resolver opens must be readable even where only some names beneath it
+/// are.
+fn bases<S: AsRef<str>>(pats: &[S]) -> Vec<Filter> {
+    let mut out = Vec::new();
+    for p in pats {
+        for d in dirs(&real(p.as_ref())) {
+            if d != "/" {
+                out.push(Filter::Subpath(d));
+            }
+        }
+    }
+    out
+}
+
+/// `(literal …)` for every directory strictly above a subpath in `fs`.
+fn ancestors<'a>(fs: impl Iterator<Item = &'a Filter>) -> Vec<Filter> {
+    let mut out = Vec::new();
+    for f in fs {
+        let Filter::Subpath(p) = f else { continue };
+        let mut cur = p.as_str();
+        while cur != "/" {
+            cur = match cur.rfind('/') {
+                Some(0) | None => "/",
+                Some(i) => &cur[..i],
+            };
+            let lit = Filter::Literal(cur.to_string());
+            if !out.contains(&lit) {
+                out.push(lit);
             }
         }
     }

@@ -140,6 +140,16 @@ fn root_confines_writes_and_reads() {
     assert!(r("/private/etc/hosts") && r("/Library/Preferences/x"));
     assert!(r(RUN.lib) && r(RUN.exe) && r(RUN.tmp));
     assert!(!r("/opt/tools/bin/other"));
+    // The directories above a readable area list their names (the
+    // resolver opens a parent), and nothing beneath them is readable.
+    assert!(r("/Users/me") && r("/Users") && r("/") && r("/opt/tools/bin"));
+    assert!(!r("/Users/me/Documents") && !r("/Users/other"));
+    // A read allow-list glob reads as its literal directory, as Landlock.
+    let mut s = with_root("/Users/me/ws");
+    s.read.allow = vec!["/data/**/*.csv".into()];
+    let rules2 = gen(&s);
+    assert!(allows(&rules2, "file-read-data", "/data/a/b.txt"));
+    assert!(!allows(&rules2, "file-read-data", "/data2"));
     // Metadata is never confined (the loader and realpath walk parents).
     assert!(allows(&rules, "file-read-metadata", "/Users/me/Documents"));
 }
@@ -361,4 +371,27 @@ fn never_stricter_than_the_library() {
             }
         }
     }
+}
+
+#[test]
+fn covered_paths_are_left_out() {
+    let mut s = with_root("/Users/me/ws");
+    s.system_paths = vec!["/opt/homebrew".into(), "/opt/homebrew/Cellar".into()];
+    let text = profile(&s, RUN).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("(allow file-read-data (subpath \"/Users/me/ws\")"))
+        .expect(&text);
+    assert!(line.contains(r#"(subpath "/opt/homebrew")"#), "{line}");
+    for gone in [
+        r#"(subpath "/opt/homebrew/Cellar")"#,
+        r#"(literal "/opt/homebrew")"#,
+        r#"(subpath "/dev/null")"#,
+        r#"(literal "/dev")"#,
+    ] {
+        assert!(!line.contains(gone), "{gone} in {line}");
+    }
+    assert!(line.contains(r#"(literal "/opt")"#), "{line}");
+    // Each filter once.
+    assert_eq!(line.matches(r#"(literal "/")"#).count(), 1, "{line}");
 }

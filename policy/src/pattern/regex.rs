@@ -50,6 +50,30 @@ pub(crate) fn forms(p: &str) -> Option<Vec<Form>> {
     Some(out)
 }
 
+/// The literal leading directory of each alternative of `p` (all of a
+/// plain path): where what it covers lies.
+pub(crate) fn dirs(p: &str) -> Vec<String> {
+    let mut expanded = Vec::new();
+    if expand_braces(p.as_bytes(), &mut expanded).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for e in expanded {
+        let Ok(comps) = compile(&e) else { continue };
+        let mut dir = String::new();
+        for c in &comps {
+            let Comp::Literal(name) = c else { break };
+            let Ok(name) = std::str::from_utf8(name) else {
+                break;
+            };
+            dir.push('/');
+            dir.push_str(name);
+        }
+        out.push(if dir.is_empty() { "/".into() } else { dir });
+    }
+    out
+}
+
 /// The form of one brace-free alternative.
 fn form(comps: &[Comp]) -> Option<Form> {
     let mut prefix = String::new();
@@ -210,6 +234,15 @@ mod tests {
         assert_eq!(one("/ws/q\"*"), Form::Beneath("/ws".into()));
         assert_eq!(one("/*/x"), Form::Beneath("/".into()));
         assert_eq!(one("/ws/**/a?"), Form::Beneath("/ws".into()));
+    }
+
+    #[test]
+    fn literal_directories() {
+        assert_eq!(dirs("/ws/a/b"), ["/ws/a/b"]);
+        assert_eq!(dirs("/ws/**/*.csv"), ["/ws"]);
+        assert_eq!(dirs("/{a,b/c}/*"), ["/a", "/b/c"]);
+        assert_eq!(dirs("/*/x"), ["/"]);
+        assert!(dirs("/ws/{a").is_empty());
     }
 
     #[test]
