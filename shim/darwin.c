@@ -11,7 +11,7 @@
  * are Darwin's, spelled out, so the file is checked without a macOS SDK
  * (`clang -target x86_64-apple-darwin -fsyntax-only`). No `fcntl`: its
  * third argument is an int or a pointer by command, and no hook needs it.
- * `execl` and friends join this file with the exec family on Darwin.
+ * Also the exec family's variadic `execl`, `execle` and `execlp`.
  *
  * Also here: the pairs of calls newer than the oldest macOS supported,
  * whose originals must be imported weakly (Rust cannot). */
