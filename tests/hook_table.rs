@@ -219,8 +219,10 @@ fn listed_variants(arch: &str) -> BTreeSet<String> {
 }
 
 /// The symbols of the hook-table rows built for Darwin: every
-/// `"symbol" as "call"` row of a `hooks!` table in a module not declared
-/// Linux-only, unless the row's own `#[cfg]` is Linux's.
+/// `"symbol" as "call"` row of a `hooks!` table in a module macOS builds
+/// (not declared Linux-only, nor the file a `#[cfg_attr(target_os =
+/// "macos", path = ...)]` swaps out there), whose own `#[cfg]`, if any, is
+/// macOS's; a row `#[cfg]`'d for Linux is left out.
 fn darwin_rows() -> BTreeSet<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -232,7 +234,12 @@ fn darwin_rows() -> BTreeSet<String> {
         for w in lines.windows(2) {
             let m = w[1].strip_prefix("pub ").unwrap_or(w[1]);
             if let Some(name) = m.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
-                if w[0].starts_with("#[cfg(") && w[0].contains("target_os = \"linux\"") {
+                // `#[cfg(target_os = "linux")]`, or the file a
+                // `#[cfg_attr(target_os = "macos", path = ...)]` replaces.
+                let linux_only = w[0].starts_with("#[cfg(")
+                    && w[0].contains("target_os = \"linux\"")
+                    || w[0].starts_with("#[cfg_attr(target_os = \"macos\", path = ");
+                if linux_only {
                     let dir = f.parent().unwrap();
                     linux_mods.push(dir.join(format!("{name}.rs")));
                     linux_mods.push(dir.join(name));
@@ -265,15 +272,17 @@ fn darwin_rows() -> BTreeSet<String> {
                 .rev()
                 .find(|l| !l.starts_with("///"))
                 .unwrap();
-            let linux = attr.starts_with("#[cfg(") && {
+            let darwin = !attr.starts_with("#[cfg(") || {
+                let macos = *attr == "#[cfg(target_os = \"macos\")]";
                 assert!(
-                    attr.contains("target_os = \"linux\""),
-                    "{}: row {symbol}: this test reads only Linux cfgs on rows: {attr}",
+                    macos || attr.contains("target_os = \"linux\"") && !attr.contains("macos"),
+                    "{}: row {symbol}: this test reads only Linux cfgs and \
+                     `#[cfg(target_os = \"macos\")]` on rows: {attr}",
                     f.display()
                 );
-                true
+                macos
             };
-            if !linux {
+            if darwin {
                 rows.insert(symbol.to_string());
             }
         }
@@ -301,7 +310,8 @@ fn pair_errors(
     rows: &BTreeSet<String>,
     variants: &BTreeSet<String>,
 ) -> Vec<String> {
-    let documented: BTreeSet<&str> = hook_rows().iter().map(|r| r.symbol).collect();
+    // Any row, the macOS-only sections' included.
+    let documented: BTreeSet<&str> = all_hook_rows().iter().map(|r| r.symbol).collect();
     let mut errors = Vec::new();
     let mut seen = BTreeSet::new();
     for (original, _) in rust.iter().chain(shim) {
