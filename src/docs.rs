@@ -24,14 +24,20 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         crate::syscall::SYSCALLS,
     ),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
-    (MACOS_ONLY, crate::hooks_more::DARWIN),
+    ("macOS only: Darwin's own calls", crate::hooks_more::DARWIN),
+    ("macOS only: exec", crate::exec::EXEC_DARWIN),
+    (
+        "macOS only: posix_spawn file actions, checked as added",
+        crate::exec::SPAWN_DARWIN,
+    ),
 ];
 
-/// The title of the section of Darwin's own calls: built for macOS only,
-/// so the Linux library exports none of them (tests/common/hooks.rs reads
-/// the Linux rows as those before it). A symbol may have a row there and a
-/// Linux-only row elsewhere (Darwin's `getxattr` takes other arguments).
-pub const MACOS_ONLY: &str = "macOS only: Darwin's own calls";
+/// How the titles of the sections of rows built for macOS only start
+/// (tables `listed everywhere`, each row `#[cfg(target_os = "macos")]`):
+/// the Linux library exports none of them, and tests/common/hooks.rs reads
+/// the Linux rows as those before them. A symbol may have a row there and
+/// a Linux-only row elsewhere (Darwin's `getxattr` takes other arguments).
+pub const MACOS_ONLY: &str = "macOS only";
 
 /// The `syscall(2)` rows the libc rows carry (`sys SYS_x`).
 fn syscall_rows() -> Vec<HookInfo> {
@@ -146,7 +152,7 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
          - **relative to**: the directory a relative path starts from.\n\
          - Two lines in a row are the two paths of a rename or link; both are \
          checked, and the first may not be a protected (`deny_always`) file.\n\n\
-         The last section, *macOS only*, lists the rows only the macOS library \
+         The last sections, *macOS only*, list the rows only the macOS library \
          builds; every other section lists what the Linux library exports \
          (some of those rows are Linux-only: docs/macos.md).\n\n",
     );
@@ -206,7 +212,7 @@ mod tests {
         let mut macos = std::collections::HashSet::new();
         let sys = syscall_rows();
         for (title, table) in sections(&sys) {
-            let seen = if title == MACOS_ONLY {
+            let seen = if title.starts_with(MACOS_ONLY) {
                 &mut macos
             } else {
                 &mut linux
@@ -222,7 +228,14 @@ mod tests {
     fn macos_only_rows_come_last() {
         let sys = syscall_rows();
         let all = sections(&sys);
-        assert_eq!(all.last().map(|(t, _)| *t), Some(MACOS_ONLY));
-        assert_eq!(all.iter().filter(|(t, _)| *t == MACOS_ONLY).count(), 1);
+        let first = all.iter().position(|(t, _)| t.starts_with(MACOS_ONLY));
+        assert!(first.is_some(), "no macOS-only section");
+        for (title, table) in &all[first.unwrap()..] {
+            assert!(
+                title.starts_with(MACOS_ONLY),
+                "{title} after a macOS-only section"
+            );
+            assert!(!table.is_empty(), "{title}: no rows");
+        }
     }
 }

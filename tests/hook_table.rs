@@ -219,28 +219,47 @@ fn listed_variants(arch: &str) -> BTreeSet<String> {
 }
 
 /// The symbols of the hook-table rows built for Darwin: every
-/// `"symbol" as "call"` row of a `hooks!` table in a module not declared
-/// Linux-only, unless the row's own `#[cfg]` is Linux's.
-fn darwin_rows() -> BTreeSet<String> {
+/// `"symbol" as "call"` row of a `hooks!` table in a module macOS builds
+/// (not declared Linux-only, nor the file a `#[cfg_attr(target_os =
+/// "macos", path = ...)]` swaps out there), whose own `#[cfg]`, if any, is
+/// macOS's; a row `#[cfg]`'d for Linux is left out. Each with whether it
+/// is built for macOS only (its `#[cfg]`, or a module only macOS builds):
+/// docs/hooks.md lists those in its macOS-only sections.
+fn darwin_rows() -> BTreeMap<String, bool> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     collect_rs(&src, &mut files);
     let mut linux_mods: Vec<PathBuf> = Vec::new();
+    let mut macos_mods: Vec<PathBuf> = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for w in lines.windows(2) {
             let m = w[1].strip_prefix("pub ").unwrap_or(w[1]);
             if let Some(name) = m.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
-                if w[0].starts_with("#[cfg(") && w[0].contains("target_os = \"linux\"") {
-                    let dir = f.parent().unwrap();
+                // `#[cfg(target_os = "linux")]`, or the file a
+                // `#[cfg_attr(target_os = "macos", path = ...)]` replaces.
+                let linux_only = w[0].starts_with("#[cfg(")
+                    && w[0].contains("target_os = \"linux\"")
+                    || w[0].starts_with("#[cfg_attr(target_os = \"macos\", path = ");
+                let dir = f.parent().unwrap();
+                if linux_only {
                     linux_mods.push(dir.join(format!("{name}.rs")));
                     linux_mods.push(dir.join(name));
+                }
+                if let Some(file) = w[0]
+                    .strip_prefix("#[cfg_attr(target_os = \"macos\", path = \"")
+                    .and_then(|p| p.strip_suffix("\")]"))
+                {
+                    macos_mods.push(dir.join(file));
+                } else if w[0] == "#[cfg(target_os = \"macos\")]" {
+                    macos_mods.push(dir.join(format!("{name}.rs")));
+                    macos_mods.push(dir.join(name));
                 }
             }
         }
     }
-    let mut rows = BTreeSet::new();
+    let mut rows = BTreeMap::new();
     for f in files
         .iter()
         .filter(|f| !linux_mods.iter().any(|m| f.starts_with(m)))
@@ -249,6 +268,7 @@ fn darwin_rows() -> BTreeSet<String> {
         if !text.contains("hooks! {") {
             continue;
         }
+        let macos_mod = macos_mods.iter().any(|m| f.starts_with(m));
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for (i, line) in lines.iter().enumerate() {
             let Some(rest) = line.strip_prefix('"') else {
@@ -265,16 +285,19 @@ fn darwin_rows() -> BTreeSet<String> {
                 .rev()
                 .find(|l| !l.starts_with("///"))
                 .unwrap();
-            let linux = attr.starts_with("#[cfg(") && {
+            let cfg = attr.starts_with("#[cfg(");
+            let darwin = !cfg || {
+                let macos = *attr == "#[cfg(target_os = \"macos\")]";
                 assert!(
-                    attr.contains("target_os = \"linux\""),
-                    "{}: row {symbol}: this test reads only Linux cfgs on rows: {attr}",
+                    macos || attr.contains("target_os = \"linux\"") && !attr.contains("macos"),
+                    "{}: row {symbol}: this test reads only Linux cfgs and \
+                     `#[cfg(target_os = \"macos\")]` on rows: {attr}",
                     f.display()
                 );
-                true
+                macos
             };
-            if !linux {
-                rows.insert(symbol.to_string());
+            if darwin {
+                rows.insert(symbol.to_string(), cfg || macos_mod);
             }
         }
     }
@@ -298,10 +321,17 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
 fn pair_errors(
     rust: &[(String, String)],
     shim: &[(String, String)],
-    rows: &BTreeSet<String>,
+    rows: &BTreeMap<String, bool>,
     variants: &BTreeSet<String>,
 ) -> Vec<String> {
-    let documented: BTreeSet<&str> = hook_rows().iter().map(|r| r.symbol).collect();
+    let documented = |macos: bool| -> BTreeSet<&str> {
+        all_hook_rows()
+            .iter()
+            .filter(|r| r.section.starts_with(MACOS_ONLY_PREFIX) == macos)
+            .map(|r| r.symbol)
+            .collect()
+    };
+    let (linux_doc, macos_doc) = (documented(false), documented(true));
     let mut errors = Vec::new();
     let mut seen = BTreeSet::new();
     for (original, _) in rust.iter().chain(shim) {
@@ -314,14 +344,22 @@ fn pair_errors(
                 "{original}: a pair for a variant src/darwin_variants.txt does not list"
             ));
         }
-        if !documented.contains(base) {
-            errors.push(format!(
+        match rows.get(base) {
+            _ if !linux_doc.contains(base) && !macos_doc.contains(base) => errors.push(format!(
                 "{original}: a pair whose symbol has no row in docs/hooks.md"
-            ));
-        } else if !rows.contains(base) {
-            errors.push(format!(
+            )),
+            None => errors.push(format!(
                 "{original}: a pair for a row that is Linux-only in src/"
-            ));
+            )),
+            Some(true) if !macos_doc.contains(base) => errors.push(format!(
+                "{original}: a row built for macOS only, without a row in \
+                 docs/hooks.md's macOS-only sections (a table `listed everywhere`)"
+            )),
+            Some(false) if !linux_doc.contains(base) => errors.push(format!(
+                "{original}: a row built everywhere, listed only in \
+                 docs/hooks.md's macOS-only sections"
+            )),
+            Some(_) => {}
         }
     }
     // A Rust pair's hook is its own symbol's (a variant's original is the
@@ -331,14 +369,14 @@ fn pair_errors(
             errors.push(format!("{original}: replaced by {replacement:?}"));
         }
     }
-    for row in rows {
+    for row in rows.keys() {
         if !seen.contains(row.as_str()) {
             errors.push(format!("{row}: a row built for Darwin without a pair"));
         }
     }
     for v in variants {
         let base = v.split('$').next().unwrap();
-        if rows.contains(base) && !seen.contains(v.as_str()) {
+        if rows.contains_key(base) && !seen.contains(v.as_str()) {
             errors.push(format!("{v}: listed for a hooked symbol, without a pair"));
         }
     }

@@ -1,5 +1,5 @@
 //! The posix_spawn file-action lists this process built (macOS, where the
-//! list is opaque: `file_actions_darwin.rs` records what its hooks saw):
+//! list is opaque: the hooks of `darwin_actions.rs` record what they saw,
 //! each list's address and a summary of its actions so far. Plain Rust, so
 //! it is tested everywhere.
 

@@ -19,13 +19,17 @@
 //!
 //! Every hook is a row of [`EXEC_TABLE`] below (`answer` rows: the row
 //! declares the check, its code does the call), which is also their
-//! reference. Where the work lives: [`env`] builds the child's environment,
+//! reference; macOS's own calls are rows of [`EXEC_DARWIN`] and
+//! [`SPAWN_DARWIN`] ([`darwin_actions`]: the file actions checked as they
+//! are added), compiled everywhere so docs/hooks.md lists them. Where the
+//! work lives: [`env`] builds the child's environment,
 //! [`check`] is the exec check (`#!` interpreters, static and set-id
 //! programs), [`hooks`] the exec family's real calls and `PATH` search,
 //! [`spawn`] posix_spawn, [`file_actions`] its file actions, [`shell`]
 //! system, popen and pclose.
 
 mod check;
+mod darwin_actions;
 mod env;
 #[cfg_attr(target_os = "macos", path = "file_actions_darwin.rs")]
 mod file_actions;
@@ -48,9 +52,11 @@ use crate::resolve::Follow;
 use env::environ;
 
 pub(crate) use check::exec_check;
+pub use darwin_actions::SPAWN_DARWIN;
 pub(crate) use env::init;
 #[cfg(target_os = "linux")]
 pub use file_actions::SPAWN_OPEN;
+#[cfg(target_os = "linux")]
 pub use file_actions::SPAWN_TABLE;
 #[cfg(target_os = "linux")]
 pub(crate) use shell::{run_popen, run_system};
@@ -116,18 +122,6 @@ hooks! {
             unsafe { hooks::exec_search(execvpe_check, file, argv, envp) }
         },
         check fn execvpe_check(each_path_candidate: CArg<'_>) by exec_check
-            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
-    #[cfg(target_os = "macos")]
-    /// execvP(3), macOS: execvp along the `search_path` given (NULL: the
-    /// default `PATH`), the search done here.
-    "execvP" as "execvp"
-    fn execv_p(file: *const c_char, search_path: *const c_char, argv: Argv) -> c_int,
-        answer {
-            let dirs = search_path.get().map_or(fsguard_policy::program::DEFAULT_PATH, |p| p.to_bytes());
-            // SAFETY: execvP's contract, and the process's own environ.
-            unsafe { hooks::exec_search_in(execv_p_check, file, dirs, argv, environ()) }
-        },
-        check fn execv_p_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
     /// execlp(3), through shim/shim.c as execl.
     "execlp" as "execvp"
@@ -212,6 +206,24 @@ hooks! {
         answer hooks::dlopen_checked(dlopen_check, name),
         check fn dlopen_check(name_with_a_slash: CArg<'_>)
             [EXEC, Follow::Yes, AT_FDCWD, name_with_a_slash, false];
+}
+
+hooks! {
+    // Rows built for macOS only, listed in docs/hooks.md's macOS-only
+    // sections wherever the docs are rendered.
+    table EXEC_DARWIN, listed everywhere;
+    #[cfg(target_os = "macos")]
+    /// execvP(3), macOS: execvp along the `search_path` given (NULL: the
+    /// default `PATH`), the search done here.
+    "execvP" as "execvp"
+    fn execv_p(file: *const c_char, search_path: *const c_char, argv: Argv) -> c_int,
+        answer {
+            let dirs = search_path.get().map_or(fsguard_policy::program::DEFAULT_PATH, |p| p.to_bytes());
+            // SAFETY: execvP's contract, and the process's own environ.
+            unsafe { hooks::exec_search_in(execv_p_check, file, dirs, argv, environ()) }
+        },
+        check fn execv_p_check(each_path_candidate: CArg<'_>) by exec_check
+            [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
 }
 
 #[cfg(test)]

@@ -488,14 +488,33 @@ hooks! {
         check [META, Follow::Yes, AT_FDCWD, path, false];
 }
 
-// Each symbol has one row among the tables macOS builds: a Darwin row
+// Each symbol has one row among the tables macOS builds: a macOS-only row
 // whose symbol another table also builds for macOS would make two
 // `__interpose` pairs for one original. Checked when the library compiles.
 #[cfg(target_os = "macos")]
-const _: () = assert!(
-    distinct(DARWIN, &[crate::hooks::TABLE, super::MORE, super::WRAPPED]),
-    "a row of DARWIN names a symbol another table builds for macOS too"
-);
+const _: () = {
+    use super::{MORE, WRAPPED};
+    use crate::exec::{EXEC_DARWIN, EXEC_TABLE, SPAWN_DARWIN};
+    use crate::hooks::TABLE;
+    assert!(
+        distinct(
+            DARWIN,
+            &[TABLE, MORE, WRAPPED, EXEC_TABLE, EXEC_DARWIN, SPAWN_DARWIN]
+        ),
+        "a row of DARWIN names a symbol another table builds for macOS too"
+    );
+    assert!(
+        distinct(
+            EXEC_DARWIN,
+            &[TABLE, MORE, WRAPPED, EXEC_TABLE, SPAWN_DARWIN]
+        ),
+        "a row of EXEC_DARWIN names a symbol another table builds for macOS too"
+    );
+    assert!(
+        distinct(SPAWN_DARWIN, &[TABLE, MORE, WRAPPED, EXEC_TABLE]),
+        "a row of SPAWN_DARWIN names a symbol another table builds for macOS too"
+    );
+};
 
 /// No row of `rows` has the symbol of a row of `others`.
 #[cfg(target_os = "macos")]

@@ -37,11 +37,27 @@ pub struct HookRow {
 pub fn hook_rows() -> &'static [HookRow] {
     static ROWS: OnceLock<Vec<HookRow>> = OnceLock::new();
     ROWS.get_or_init(|| {
+        let rows: Vec<HookRow> = all_hook_rows()
+            .iter()
+            .filter(|r| !r.section.starts_with(MACOS_ONLY_PREFIX))
+            .cloned()
+            .collect();
+        assert!(
+            rows.len() > 100,
+            "only {} Linux rows in docs/hooks.md",
+            rows.len()
+        );
+        rows
+    })
+}
+
+/// Every row of docs/hooks.md, the macOS-only sections included.
+pub fn all_hook_rows() -> &'static [HookRow] {
+    static ROWS: OnceLock<Vec<HookRow>> = OnceLock::new();
+    ROWS.get_or_init(|| {
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/hooks.md");
         let md = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let rows = parse_rows(String::leak(md));
-        assert!(rows.len() > 100, "only {} rows in {file}", rows.len());
-        rows
+        parse_rows(String::leak(md))
     })
 }
 
@@ -56,9 +72,6 @@ fn parse_rows(md: &'static str) -> Vec<HookRow> {
         let Some(rest) = line.strip_prefix("| `") else {
             continue;
         };
-        if section.starts_with(MACOS_ONLY_PREFIX) {
-            continue;
-        }
         let mut cells = rest.split('`');
         let symbol = cells.next().unwrap();
         let call = cells.nth(1).unwrap_or_else(|| panic!("odd row: {line}"));
