@@ -1,49 +1,23 @@
-//! What a Mach-O program file is, read from its headers: whether each
-//! image the kernel may run names a dynamic linker (`LC_LOAD_DYLINKER`).
-//! dyld is what reads `DYLD_INSERT_LIBRARIES`, so an executable without one
-//! (statically linked) would run unguarded, like a static ELF program.
-//!
-//! Layouts and numbers from `<mach-o/loader.h>` and `<mach-o/fat.h>`:
-//! `mach_header` (magic, cputype, cpusubtype, filetype, ncmds, sizeofcmds,
-//! flags; `mach_header_64` adds a reserved word), `load_command` (cmd,
-//! cmdsize), `fat_header` (magic, nfat_arch; big-endian), `fat_arch`
-//! (cputype, cpusubtype, offset, size, align: 32-bit) and `fat_arch_64`
-//! (offset and size 64-bit, then align and reserved).
+//! Whether each image the kernel may run names a dynamic linker
+//! (`LC_LOAD_DYLINKER`). dyld is what reads `DYLD_INSERT_LIBRARIES`, so an
+//! executable without one (statically linked) would run unguarded, like a
+//! static ELF program.
 //!
 //! Allocation-free: the caller supplies the reads.
 
-/// `MH_MAGIC`, `MH_MAGIC_64`: a thin image, read in the byte order that
-/// makes the magic come out (`MH_CIGAM*` is the other order).
-const MH_MAGIC: u32 = 0xfeed_face;
-const MH_MAGIC_64: u32 = 0xfeed_facf;
-/// `FAT_MAGIC`, `FAT_MAGIC_64`: a universal file, always big-endian.
-const FAT_MAGIC: u32 = 0xcafe_babe;
-const FAT_MAGIC_64: u32 = 0xcafe_babf;
+use super::{Fat, Image};
+
 /// `MH_EXECUTE`: the only file type the kernel runs as a program.
 const MH_EXECUTE: u32 = 0x2;
 /// `LC_LOAD_DYLINKER`: the load command naming dyld.
 const LC_LOAD_DYLINKER: u32 = 0xe;
-/// More slices than any universal file holds: a bigger count is not one.
+/// The most universal-file entries looked at: a bigger count is not one.
 const MAX_SLICES: u32 = 64;
-
-/// The 4-byte integer at `off` of `b` in the given byte order.
-fn word(b: &[u8], off: usize, le: bool) -> Option<u32> {
-    let w: [u8; 4] = b.get(off..off + 4)?.try_into().ok()?;
-    Some(if le {
-        u32::from_le_bytes(w)
-    } else {
-        u32::from_be_bytes(w)
-    })
-}
 
 /// Whether the file whose first bytes are `head` starts with a Mach-O
 /// header, thin or universal.
 pub fn is_macho(head: &[u8]) -> bool {
-    let (Some(le), Some(be)) = (word(head, 0, true), word(head, 0, false)) else {
-        return false;
-    };
-    matches!(le, MH_MAGIC | MH_MAGIC_64)
-        || matches!(be, MH_MAGIC | MH_MAGIC_64 | FAT_MAGIC | FAT_MAGIC_64)
+    Image::parse(head).is_some() || Fat::parse(head).is_some()
 }
 
 /// Whether the Mach-O program whose first bytes are `head` names a dynamic
@@ -59,30 +33,19 @@ pub fn macho_dynamic<R>(head: &[u8], limit: usize, mut read: R) -> Option<bool>
 where
     R: FnMut(u64, &mut [u8]) -> Option<usize>,
 {
-    let fat = word(head, 0, false)?;
-    if fat != FAT_MAGIC && fat != FAT_MAGIC_64 {
+    let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+    let Some(fat) = Fat::parse(head) else {
         return image_dynamic(head, 0, limit, &mut read);
-    }
-    let n = word(head, 4, false)?;
-    if n > MAX_SLICES {
+    };
+    if fat.count > MAX_SLICES {
         return None;
     }
-    let ent: u64 = if fat == FAT_MAGIC_64 { 32 } else { 20 };
     let mut any = None;
-    for i in 0..u64::from(n) {
-        let mut arch = [0u8; 32];
-        let at = 8 + i * ent;
-        if read(at, &mut arch[..ent as usize])? < ent as usize {
-            return None;
-        }
-        let offset = if fat == FAT_MAGIC_64 {
-            u64::from(word(&arch, 8, false)?) << 32 | u64::from(word(&arch, 12, false)?)
-        } else {
-            u64::from(word(&arch, 8, false)?)
-        };
+    for i in 0..fat.count {
+        let slice = fat.arch(i, &mut read)?;
         let mut hdr = [0u8; 32];
-        let got = read(offset, &mut hdr)?;
-        match image_dynamic(&hdr[..got], offset, limit, &mut read) {
+        let got = read(slice.offset, &mut hdr)?.min(hdr.len());
+        match image_dynamic(&hdr[..got], slice.offset, limit, &mut read) {
             Some(false) => return Some(false),
             Some(true) => any = Some(true),
             None => {}
@@ -93,47 +56,18 @@ where
 
 /// One thin image at `base` (its header's first bytes in `hdr`): whether
 /// it names a dynamic linker; `None` if it is not an executable image.
-fn image_dynamic<R>(hdr: &[u8], base: u64, limit: usize, read: &mut R) -> Option<bool>
+fn image_dynamic<R>(hdr: &[u8], base: u64, limit: u32, read: &mut R) -> Option<bool>
 where
     R: FnMut(u64, &mut [u8]) -> Option<usize>,
 {
-    let le = match (word(hdr, 0, true)?, word(hdr, 0, false)?) {
-        (MH_MAGIC | MH_MAGIC_64, _) => true,
-        (_, MH_MAGIC | MH_MAGIC_64) => false,
-        _ => return None,
-    };
-    let wide = word(hdr, 0, le)? == MH_MAGIC_64;
-    if word(hdr, 12, le)? != MH_EXECUTE {
+    let image = Image::parse(hdr)?;
+    if image.word(hdr, 12)? != MH_EXECUTE {
         return None;
     }
-    let ncmds = word(hdr, 16, le)?;
-    let size = (word(hdr, 20, le)? as usize).min(limit) as u64;
-    let start = base + if wide { 32 } else { 28 };
-    // A window of the commands at a time: the stack may be a signal
-    // handler's.
-    let mut buf = [0u8; 512];
-    let (mut at, mut win_at, mut win_len) = (0u64, 0u64, 0usize);
-    for _ in 0..ncmds {
-        if at + 8 > size {
-            break;
-        }
-        if at < win_at || at + 8 > win_at + win_len as u64 {
-            win_at = at;
-            let want = buf.len().min((size - at) as usize);
-            win_len = read(start + at, &mut buf[..want])?.min(want);
-            if win_len < 8 {
-                break;
-            }
-        }
-        let i = (at - win_at) as usize;
-        let (cmd, cmdsize) = (word(&buf, i, le)?, word(&buf, i + 4, le)?);
-        if cmd == LC_LOAD_DYLINKER {
+    for c in image.commands(hdr, base, limit, read)? {
+        if c.ok()?.cmd == LC_LOAD_DYLINKER {
             return Some(true);
         }
-        if cmdsize < 8 {
-            break;
-        }
-        at += u64::from(cmdsize);
     }
     Some(false)
 }
@@ -141,6 +75,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::macho::{word, FAT_MAGIC, FAT_MAGIC_64};
 
     /// The header and load commands of real Mach-O objects, written by
     /// `clang -target x86_64-apple-darwin -c` and `-target

@@ -1,3 +1,4 @@
+use super::sign::*;
 use super::*;
 
 /// A `read` over bytes in memory.
@@ -113,7 +114,7 @@ fn fat(images: &[&[u8]], wide: bool) -> Vec<u8> {
     let mut off = (8 + ent * images.len()).next_multiple_of(4096);
     let mut placed = Vec::new();
     for img in images {
-        let (_, _, cpu) = thin_header(img).unwrap();
+        let cpu = Image::parse(img).unwrap().cputype(img).unwrap();
         out.extend(cpu.to_be_bytes());
         out.extend(3u32.to_be_bytes()); // cpusubtype: any
         if wide {
