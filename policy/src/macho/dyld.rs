@@ -14,12 +14,6 @@ pub(super) const LC_LOAD_DYLINKER: u32 = 0xe;
 /// The most universal-file entries looked at: a bigger count is not one.
 const MAX_SLICES: u32 = 64;
 
-/// Whether the file whose first bytes are `head` starts with a Mach-O
-/// header, thin or universal.
-pub fn is_macho(head: &[u8]) -> bool {
-    Image::parse(head).is_some() || Fat::parse(head).is_some()
-}
-
 /// Whether the Mach-O program whose first bytes are `head` names a dynamic
 /// linker in every image the kernel may pick (a thin file's one, each
 /// `MH_EXECUTE` slice of a universal file). `read(offset, buf)` reads the

@@ -17,7 +17,7 @@
 mod dyld;
 mod sign;
 
-pub use dyld::{is_macho, macho_dynamic};
+pub use dyld::macho_dynamic;
 pub use sign::{signature, Signature, Stripped, ALLOW_DYLD_ENV, CS_RESTRICT, CS_RUNTIME};
 
 /// `CPU_ARCH_ABI64`.
@@ -122,7 +122,6 @@ impl Image {
             buf: [0; 512],
             win_at: 0,
             win_len: 0,
-            failed: false,
         })
     }
 }
@@ -195,7 +194,6 @@ struct Commands<R> {
     buf: [u8; 512],
     win_at: u64,
     win_len: usize,
-    failed: bool,
 }
 
 /// A read of the file failed.
@@ -220,7 +218,7 @@ where
 
     fn next(&mut self) -> Option<Self::Item> {
         let size = u64::from(self.size);
-        if self.failed || self.left == 0 || self.at + 8 > size {
+        if self.left == 0 || self.at + 8 > size {
             return None;
         }
         let at = self.at;
@@ -232,7 +230,7 @@ where
                 .checked_add(at)
                 .and_then(|pos| (self.read)(pos, &mut self.buf[..want]));
             let Some(got) = got else {
-                self.failed = true;
+                self.left = 0;
                 return Some(Err(ReadFailed));
             };
             self.win_len = got.min(want);
@@ -257,6 +255,12 @@ where
             at,
         }))
     }
+}
+
+/// Whether the file whose first bytes are `head` starts with a Mach-O
+/// header, thin or universal.
+pub fn is_macho(head: &[u8]) -> bool {
+    Image::parse(head).is_some() || Fat::parse(head).is_some()
 }
 
 /// The architectures of a Mach-O file, thin or universal; `None` when it
