@@ -16,7 +16,6 @@
 
 mod decide;
 pub mod macho;
-pub mod macho_dyld;
 mod pattern;
 mod presets;
 pub mod program;

@@ -281,7 +281,7 @@ fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
 #[cfg(target_os = "macos")]
 fn darwin_kind(fd: BorrowedFd<'_>, st: &rustix::fs::Stat, head: &[u8]) -> Option<Unguarded> {
     let read = |off, buf: &mut [u8]| rustix::io::pread(fd, buf, off).ok();
-    if fsguard_policy::macho_dyld::macho_dynamic(head, 4096, read) == Some(false) {
+    if fsguard_policy::macho::macho_dynamic(head, 4096, read) == Some(false) {
         return Some(Unguarded::Static);
     }
     let mut path = resolve::PathBuf::new();

@@ -1,4 +1,9 @@
+//! The Mach-O reading, on clang-made objects and files built from them.
+
+use super::sign::*;
 use super::*;
+
+mod dyld;
 
 /// A `read` over bytes in memory.
 fn reader(data: &[u8]) -> impl FnMut(u64, &mut [u8]) -> Option<usize> + '_ {
@@ -80,25 +85,38 @@ fn superblob(flags: u32, xml: Option<&[u8]>, der: Option<&[u8]>) -> Vec<u8> {
     out
 }
 
-/// `obj` (a 64-bit little-endian Mach-O) with an `LC_CODE_SIGNATURE`
-/// pointing at `sig`, appended to the file.
-fn signed(obj: &[u8], sig: &[u8]) -> Vec<u8> {
+/// `obj` (a 64-bit little-endian Mach-O) with `cmd` after its last load
+/// command; what followed the commands moves down.
+fn with_command(obj: &[u8], cmd: &[u8]) -> Vec<u8> {
     let le = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     assert_eq!(le(obj, 0), MH_MAGIC_64);
     let (ncmds, size) = (le(obj, 16), le(obj, 20) as usize);
     let end = 32 + size;
-    // The new command goes after the last one; what followed moves down.
     let mut f = obj[..end].to_vec();
-    let mut rest = obj[end..].to_vec();
-    let sig_at = (f.len() + 16 + rest.len()).next_multiple_of(16);
+    f.extend_from_slice(cmd);
+    f[16..20].copy_from_slice(&(ncmds + 1).to_le_bytes());
+    f[20..24].copy_from_slice(&((size + cmd.len()) as u32).to_le_bytes());
+    f.extend_from_slice(&obj[end..]);
+    f
+}
+
+/// A load command nobody reads, `size` bytes long.
+fn filler(size: u32) -> Vec<u8> {
+    let mut c = 0x7777u32.to_le_bytes().to_vec();
+    c.extend(size.to_le_bytes());
+    c.resize(size as usize, 0);
+    c
+}
+
+/// `obj` (a 64-bit little-endian Mach-O) with an `LC_CODE_SIGNATURE`
+/// pointing at `sig`, appended to the file.
+fn signed(obj: &[u8], sig: &[u8]) -> Vec<u8> {
+    let sig_at = (obj.len() + 16).next_multiple_of(16);
     let mut cmd = Vec::new();
     for v in [LC_CODE_SIGNATURE, 16, sig_at as u32, sig.len() as u32] {
         cmd.extend(v.to_le_bytes());
     }
-    f.extend(cmd);
-    f[16..20].copy_from_slice(&(ncmds + 1).to_le_bytes());
-    f[20..24].copy_from_slice(&(size as u32 + 16).to_le_bytes());
-    f.append(&mut rest);
+    let mut f = with_command(obj, &cmd);
     f.resize(sig_at, 0);
     f.extend_from_slice(sig);
     f
@@ -113,7 +131,7 @@ fn fat(images: &[&[u8]], wide: bool) -> Vec<u8> {
     let mut off = (8 + ent * images.len()).next_multiple_of(4096);
     let mut placed = Vec::new();
     for img in images {
-        let (_, _, cpu) = thin_header(img).unwrap();
+        let cpu = Image::parse(img).unwrap().cputype(img).unwrap();
         out.extend(cpu.to_be_bytes());
         out.extend(3u32.to_be_bytes()); // cpusubtype: any
         if wide {
@@ -292,6 +310,21 @@ fn each_slice_has_its_own_signature() {
     assert_eq!(signature(reader(&f), &s[0]), None);
     let sig = signature(reader(&f), &s[1]).unwrap();
     assert_eq!(sig.stripped(), Some(Stripped::HardenedRuntime));
+}
+
+#[test]
+fn commands_are_read_past_one_window() {
+    // More load-command bytes before the signature's than the walk reads
+    // at once (512).
+    let obj = object("arm64-apple-darwin");
+    let big = with_command(&with_command(&obj, &filler(600)), &filler(8));
+    let f = signed(&big, &superblob(CS_RUNTIME, None, None));
+    assert_eq!(sig_of(&f).map(|s| s.flags), Some(CS_RUNTIME));
+    // The signature's command past `sizeofcmds`: not read.
+    let mut g = f.clone();
+    let size = u32::from_le_bytes(g[20..24].try_into().unwrap());
+    g[20..24].copy_from_slice(&(size - 8).to_le_bytes());
+    assert_eq!(sig_of(&g), None);
 }
 
 #[test]
