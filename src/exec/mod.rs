@@ -2,10 +2,11 @@
 //!
 //! Each exec is an `exec` check of the program that will run (for the `p`
 //! variants, found on `PATH` the way glibc finds it), and hands the child a
-//! new environment: `LD_PRELOAD` with this library first and
-//! `FSGUARD_POLICY_FD`, an inherited sealed memfd holding the policy as it
-//! was frozen at load ([`crate::handoff`]), whatever the caller passed or
-//! unset. The caller's envp is never edited in place.
+//! new environment: the preload variable with this library first
+//! (`LD_PRELOAD`; `DYLD_INSERT_LIBRARIES` on macOS, [`crate::sys`]) and
+//! `FSGUARD_POLICY_FD`, an inherited fd no one can change holding the policy
+//! as it was frozen at load ([`crate::handoff`]), whatever the caller passed
+//! or unset. The caller's envp is never edited in place.
 //!
 //! glibc's `system`, `popen` and `posix_spawn` exec through internal calls no
 //! hook sees, so they are hooked themselves; `posix_spawn` runs the child in
@@ -15,7 +16,10 @@
 //!
 //! A program the library cannot follow (statically linked: no `PT_INTERP`;
 //! set-id without `no_new_privs`: the loader drops `LD_PRELOAD`) is handled
-//! by the `unguarded_exec` setting: warn (a trace line), deny, or allow.
+//! by the `unguarded_exec` setting: warn (a trace line), deny, or allow. On
+//! macOS a program System Integrity Protection guards (dyld drops
+//! `DYLD_INSERT_LIBRARIES` from it; `/bin/sh` is one) is refused unless
+//! `unguarded_exec = allow` (docs/macos.md).
 //!
 //! Every hook is a row of [`EXEC_TABLE`] below (`answer` rows: the row
 //! declares the check, its code does the call), which is also their
