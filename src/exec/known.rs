@@ -6,6 +6,8 @@
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+use super::chain::{chunks, next_or_new, Chunk};
+
 /// A chdir or fchdir action was added.
 pub(super) const MOVED: u64 = 1 << 63;
 /// An action writes an fd at or above [`FD_BITS`].
@@ -22,8 +24,7 @@ pub(super) struct Slot {
 
 const SLOTS: usize = 64;
 
-/// Slots in fixed chunks, linked and never freed: lock-free to claim, free
-/// and scan, so neither a signal handler nor a forked child finds a lock.
+/// A chunk of the table ([`super::chain`]).
 struct Known {
     slots: [Slot; SLOTS],
     next: AtomicPtr<Known>,
@@ -40,21 +41,24 @@ static KNOWN: Known = Known {
     next: AtomicPtr::new(std::ptr::null_mut()),
 };
 
-fn chunks() -> impl Iterator<Item = &'static Known> {
-    let mut c = Some(&KNOWN);
-    std::iter::from_fn(move || {
-        let cur = c?;
-        // SAFETY: chunks are leaked Boxes, never freed.
-        c = unsafe { cur.next.load(Ordering::Acquire).as_ref() };
-        Some(cur)
-    })
+impl Chunk for Known {
+    fn next(&self) -> &AtomicPtr<Known> {
+        &self.next
+    }
+
+    fn empty() -> Known {
+        Known {
+            slots: [FREE; SLOTS],
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
 }
 
 pub(super) fn find(key: usize) -> Option<&'static Slot> {
     if key == 0 {
         return None;
     }
-    chunks()
+    chunks(&KNOWN)
         .flat_map(|c| c.slots.iter())
         .find(|s| s.key.load(Ordering::Acquire) == key)
 }
@@ -76,28 +80,7 @@ pub(super) fn remember(key: usize) {
                 return;
             }
         }
-        let mut next = chunk.next.load(Ordering::Acquire);
-        if next.is_null() {
-            let fresh = Box::into_raw(Box::new(Known {
-                slots: [FREE; SLOTS],
-                next: AtomicPtr::new(std::ptr::null_mut()),
-            }));
-            next = match chunk.next.compare_exchange(
-                std::ptr::null_mut(),
-                fresh,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => fresh,
-                Err(other) => {
-                    // SAFETY: ours, never shared.
-                    drop(unsafe { Box::from_raw(fresh) });
-                    other
-                }
-            };
-        }
-        // SAFETY: a leaked Box, never freed.
-        chunk = unsafe { &*next };
+        chunk = next_or_new(chunk);
     }
 }
 

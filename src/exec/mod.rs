@@ -32,6 +32,7 @@
 //! [`spawn`] posix_spawn, [`file_actions`] its file actions, [`shell`]
 //! system, popen and pclose.
 
+mod chain;
 mod check;
 mod darwin_actions;
 mod env;

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, FILE};
 
+use super::chain::{chunks, next_or_new, Chunk};
 use super::env::{environ, with_env};
 use super::spawn::SpawnFn;
 use crate::guard::{self, set_errno};
@@ -216,8 +217,7 @@ struct Stream {
 
 const STREAM_SLOTS: usize = 64;
 
-/// Slots in fixed chunks, linked and never freed: lock-free to claim, free
-/// and scan, so neither a signal handler nor a forked child finds a lock.
+/// A chunk of the table ([`super::chain`]).
 struct Streams {
     slots: [Stream; STREAM_SLOTS],
     next: AtomicPtr<Streams>,
@@ -235,15 +235,17 @@ static STREAMS: Streams = Streams {
     next: AtomicPtr::new(std::ptr::null_mut()),
 };
 
-/// Every chunk of slots.
-fn chunks() -> impl Iterator<Item = &'static Streams> {
-    let mut c = Some(&STREAMS);
-    std::iter::from_fn(move || {
-        let cur = c?;
-        // SAFETY: chunks are leaked Boxes, never freed.
-        c = unsafe { cur.next.load(Ordering::Acquire).as_ref() };
-        Some(cur)
-    })
+impl Chunk for Streams {
+    fn next(&self) -> &AtomicPtr<Streams> {
+        &self.next
+    }
+
+    fn empty() -> Streams {
+        Streams {
+            slots: [FREE; STREAM_SLOTS],
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
 }
 
 /// Records a stream; a new chunk is linked in when all slots are taken.
@@ -260,34 +262,13 @@ fn remember(fd: c_int, pid: pid_t, fp: *mut FILE) {
                 return;
             }
         }
-        let mut next = chunk.next.load(Ordering::Acquire);
-        if next.is_null() {
-            let fresh = Box::into_raw(Box::new(Streams {
-                slots: [FREE; STREAM_SLOTS],
-                next: AtomicPtr::new(std::ptr::null_mut()),
-            }));
-            next = match chunk.next.compare_exchange(
-                std::ptr::null_mut(),
-                fresh,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => fresh,
-                Err(other) => {
-                    // SAFETY: ours, never shared.
-                    drop(unsafe { Box::from_raw(fresh) });
-                    other
-                }
-            };
-        }
-        // SAFETY: a leaked Box, never freed.
-        chunk = unsafe { &*next };
+        chunk = next_or_new(chunk);
     }
 }
 
 /// Forgets `fp`: its child, if `popen` here made it.
 fn forget(fp: *mut FILE) -> Option<pid_t> {
-    for chunk in chunks() {
+    for chunk in chunks(&STREAMS) {
         for s in &chunk.slots {
             if !fp.is_null()
                 && s.fp
@@ -369,7 +350,7 @@ pub(crate) unsafe fn run_popen(
         libc::posix_spawn_file_actions_init(&mut fa);
         let mut ok = libc::posix_spawn_file_actions_adddup2(&mut fa, child, child_std) == 0;
         // POSIX: streams of earlier popen calls are closed in the child.
-        for chunk in chunks() {
+        for chunk in chunks(&STREAMS) {
             for s in &chunk.slots {
                 let fd = s.fd.load(Ordering::Acquire);
                 if ok && fd >= 0 && fd != child_std {
