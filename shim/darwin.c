@@ -113,38 +113,32 @@ static int shim_openat_nocancel(int dirfd, const char *path, int flags, ...) {
             argv[i] = va_arg(ap, const char *);                                \
     } while (0)
 
+/* One exec of a list: `hook` with the arguments as an array and execle's
+ * environment (after the NULL) or the process's own. */
+#define EXEC_LIST(hook, file, arg0, with_envp)                                 \
+    do {                                                                       \
+        size_t n;                                                              \
+        COUNT_ARGS(arg0, n);                                                   \
+        const char *argv[n + 1];                                               \
+        va_list ap;                                                            \
+        va_start(ap, arg0);                                                    \
+        COLLECT_ARGS(arg0, argv, n, ap);                                       \
+        char *const *envp = (with_envp) ? va_arg(ap, char *const *)            \
+                                        : *_NSGetEnviron();                    \
+        va_end(ap);                                                            \
+        return hook(file, (char *const *)argv, envp);                          \
+    } while (0)
+
 static int shim_execl(const char *path, const char *arg0, ...) {
-    size_t n;
-    COUNT_ARGS(arg0, n);
-    const char *argv[n + 1];
-    va_list ap;
-    va_start(ap, arg0);
-    COLLECT_ARGS(arg0, argv, n, ap);
-    va_end(ap);
-    return fsguard_hook_execl(path, (char *const *)argv, *_NSGetEnviron());
+    EXEC_LIST(fsguard_hook_execl, path, arg0, 0);
 }
 
 static int shim_execlp(const char *file, const char *arg0, ...) {
-    size_t n;
-    COUNT_ARGS(arg0, n);
-    const char *argv[n + 1];
-    va_list ap;
-    va_start(ap, arg0);
-    COLLECT_ARGS(arg0, argv, n, ap);
-    va_end(ap);
-    return fsguard_hook_execlp(file, (char *const *)argv, *_NSGetEnviron());
+    EXEC_LIST(fsguard_hook_execlp, file, arg0, 0);
 }
 
 static int shim_execle(const char *path, const char *arg0, ...) {
-    size_t n;
-    COUNT_ARGS(arg0, n);
-    const char *argv[n + 1];
-    va_list ap;
-    va_start(ap, arg0);
-    COLLECT_ARGS(arg0, argv, n, ap);
-    char *const *envp = va_arg(ap, char *const *);
-    va_end(ap);
-    return fsguard_hook_execle(path, (char *const *)argv, envp);
+    EXEC_LIST(fsguard_hook_execle, path, arg0, 1);
 }
 
 static int shim_open_dprotected_np(const char *path, int flags, int dpclass, int dpflags, ...) {

@@ -63,6 +63,19 @@ fn no_fd_form(call: &'static str, path: CArg<'_>) -> Result<(), c_int> {
     r
 }
 
+/// [`no_fd_form`] as the call's return: -1 with errno set, or the caller's
+/// own call (`audit`) where audit mode lets it through.
+#[cfg(not(target_os = "linux"))]
+fn refused(call: &'static str, path: CArg<'_>, audit: impl FnOnce() -> c_int) -> c_int {
+    match no_fd_form(call, path) {
+        Ok(()) => audit(),
+        Err(e) => {
+            crate::guard::set_errno(e);
+            -1
+        }
+    }
+}
+
 #[cfg(not(target_os = "linux"))]
 pub(crate) use darwin::*;
 
@@ -76,7 +89,7 @@ mod darwin {
 
     use libc::{gid_t, mode_t, off_t, uid_t, AT_SYMLINK_NOFOLLOW, FILE};
 
-    use super::{no_fd_form, timespecs_of_timevals, timespecs_of_utimbuf};
+    use super::{no_fd_form, refused, timespecs_of_timevals, timespecs_of_utimbuf};
     use crate::guard::CArg;
     use crate::resolve::Via;
 
@@ -162,24 +175,20 @@ mod darwin {
 
     /// mknod(2): `mknodat` only from macOS 13 on: refused.
     pub(crate) fn mknod(_v: &Via, path: CArg<'_>, mode: mode_t, dev: libc::dev_t) -> c_int {
-        match no_fd_form("mknod", path) {
-            Ok(()) => hooks!(@real "mknod", MknodFn, -1, (path.as_ptr(), mode, dev)),
-            Err(e) => {
-                crate::guard::set_errno(e);
-                -1
-            }
-        }
+        refused(
+            "mknod",
+            path,
+            || hooks!(@real "mknod", MknodFn, -1, (path.as_ptr(), mode, dev)),
+        )
     }
 
     /// mkfifo(3): `mkfifoat` only from macOS 13 on: refused.
     pub(crate) fn mkfifo(_v: &Via, path: CArg<'_>, mode: mode_t) -> c_int {
-        match no_fd_form("mkfifo", path) {
-            Ok(()) => hooks!(@real "mkfifo", MkfifoFn, -1, (path.as_ptr(), mode)),
-            Err(e) => {
-                crate::guard::set_errno(e);
-                -1
-            }
-        }
+        refused(
+            "mkfifo",
+            path,
+            || hooks!(@real "mkfifo", MkfifoFn, -1, (path.as_ptr(), mode)),
+        )
     }
 
     /// freopen(3) of a path reopens the stream by that path, and nothing
@@ -216,7 +225,7 @@ mod darwin_rows {
 
     use libc::size_t;
 
-    use super::no_fd_form;
+    use super::refused;
     use crate::guard::CArg;
     use crate::resolve::{Reach, Via};
 
@@ -248,17 +257,6 @@ mod darwin_rows {
         unsafe { libc::close(fd) };
         crate::guard::set_errno(e);
         r
-    }
-
-    /// A refusal's return (errno set), or the caller's own call in audit.
-    fn refused(call: &'static str, path: CArg<'_>, audit: impl FnOnce() -> c_int) -> c_int {
-        match no_fd_form(call, path) {
-            Ok(()) => audit(),
-            Err(e) => {
-                crate::guard::set_errno(e);
-                -1
-            }
-        }
     }
 
     /// setxattr(2) as `fsetxattr` (which takes no `XATTR_NOFOLLOW`).
