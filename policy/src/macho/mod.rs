@@ -11,14 +11,18 @@
 //! 64-bit, then align and reserved; all big endian) and `<mach/machine.h>`
 //! (CPU types). Everything is read through a `read(offset, buf)` callback
 //! that returns how many bytes it read (`None` on error), bounded, and a
-//! malformed file gives no answer rather than a wrong one. The header and
-//! load-command walks allocate nothing: the exec hooks use them.
+//! malformed file gives no answer rather than a wrong one. The header,
+//! load-command and signature walks allocate nothing: the exec hooks use
+//! them ([`macho_dynamic`], [`stripped_for`]); only [`slices`] and
+//! [`signature`], for the CLI, collect into a `Vec`.
 
 mod dyld;
 mod sign;
 
 pub use dyld::macho_dynamic;
-pub use sign::{signature, Signature, Stripped, ALLOW_DYLD_ENV, CS_RESTRICT, CS_RUNTIME};
+pub use sign::{
+    signature, stripped_for, Signature, Stripped, ALLOW_DYLD_ENV, CS_RESTRICT, CS_RUNTIME,
+};
 
 /// `CPU_ARCH_ABI64`.
 const ABI64: u32 = 0x0100_0000;
@@ -263,41 +267,84 @@ pub fn is_macho(head: &[u8]) -> bool {
     Image::parse(head).is_some() || Fat::parse(head).is_some()
 }
 
+/// Calls `each` with every architecture of a Mach-O file, thin or
+/// universal, in the file's order; `None` when it is not one (then `each`
+/// may have seen some). Allocation-free.
+fn each_slice<R>(read: &mut R, mut each: impl FnMut(Slice)) -> Option<()>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    let mut head = [0u8; 8];
+    read_exact(read, 0, &mut head)?;
+    if let Some(fat) = Fat::parse(&head) {
+        if fat.count == 0 || fat.count > MAX_ARCHS {
+            return None;
+        }
+        for i in 0..fat.count {
+            let s = fat.arch(i, read)?;
+            // Each entry must point at a thin image.
+            let mut h = [0u8; 8];
+            read_exact(read, s.offset, &mut h)?;
+            Image::parse(&h)?;
+            each(s);
+        }
+        return Some(());
+    }
+    let cputype = Image::parse(&head)?.cputype(&head)?;
+    each(Slice { cputype, offset: 0 });
+    Some(())
+}
+
 /// The architectures of a Mach-O file, thin or universal; `None` when it
 /// is not one.
 pub fn slices<R>(mut read: R) -> Option<Vec<Slice>>
 where
     R: FnMut(u64, &mut [u8]) -> Option<usize>,
 {
-    let mut head = [0u8; 8];
-    read_exact(&mut read, 0, &mut head)?;
-    if let Some(fat) = Fat::parse(&head) {
-        if fat.count == 0 || fat.count > MAX_ARCHS {
-            return None;
+    let mut all = Vec::new();
+    each_slice(&mut read, |s| all.push(s))?;
+    Some(all)
+}
+
+/// The slice a `host` machine runs of a Mach-O file ([`runs_as`]; the
+/// first of that cputype, as [`slices`] lists them); `None` when it is not
+/// a Mach-O file or has nothing the host runs. Allocation-free: the exec
+/// hooks use it.
+pub fn host_slice<R>(read: &mut R, host: u32) -> Option<Slice>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    let (mut native, mut x86) = (None, None);
+    each_slice(read, |s| {
+        if s.cputype == host {
+            native = native.or(Some(s));
         }
-        return (0..fat.count)
-            .map(|i| {
-                let s = fat.arch(i, &mut read)?;
-                // Each entry must point at a thin image.
-                let mut h = [0u8; 8];
-                read_exact(&mut read, s.offset, &mut h)?;
-                Image::parse(&h)?;
-                Some(s)
-            })
-            .collect();
+        if s.cputype == CPU_X86_64 {
+            x86 = x86.or(Some(s));
+        }
+    })?;
+    match choose(
+        |c| c == host && native.is_some() || c == CPU_X86_64 && x86.is_some(),
+        host,
+    )? {
+        c if c == host => native,
+        _ => x86,
     }
-    let cputype = Image::parse(&head)?.cputype(&head)?;
-    Some(vec![Slice { cputype, offset: 0 }])
 }
 
 /// The architecture `program` (its cputypes) runs as on a `host` machine:
 /// the host's own when it has it, else `x86_64` under Rosetta on arm64;
 /// `None` when it cannot run there. Subtypes (arm64e) are not compared.
 pub fn runs_as(program: &[u32], host: u32) -> Option<u32> {
-    if program.contains(&host) {
+    choose(|c| program.contains(&c), host)
+}
+
+/// [`runs_as`] over a program that `has` the cputypes it holds.
+fn choose(has: impl Fn(u32) -> bool, host: u32) -> Option<u32> {
+    if has(host) {
         return Some(host);
     }
-    (host == CPU_ARM64 && program.contains(&CPU_X86_64)).then_some(CPU_X86_64)
+    (host == CPU_ARM64 && has(CPU_X86_64)).then_some(CPU_X86_64)
 }
 
 /// The name of a CPU type, as `lipo` and `file` print it.

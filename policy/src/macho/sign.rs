@@ -54,109 +54,241 @@ fn be32(b: &[u8], at: usize) -> Option<u32> {
     super::word(b, at, false)
 }
 
+/// Where a blob's body lies in the file.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    at: u64,
+    len: u32,
+}
+
+/// What decides in a SuperBlob: the CodeDirectory's flags, and where the
+/// entitlements lie.
+#[derive(Clone, Copy, Debug)]
+struct Index {
+    flags: u32,
+    xml: Option<Span>,
+    der: Option<Span>,
+}
+
+/// SuperBlob index entries read at once.
+const INDEX_CHUNK: usize = 32;
+
+/// The SuperBlob of the image at `slice`, read through small buffers
+/// (allocation-free: both [`signature`] and [`stripped_for`] start here).
+/// The SuperBlob is `magic`, `length`, `count`, then `count` (type, offset)
+/// pairs, offsets from its start; every blob starts with its own `magic`
+/// and `length`, a CodeDirectory goes on with `version`, `flags`. Any blob
+/// of the slots read lying past the SuperBlob: no answer.
+fn index<R>(read: &mut R, slice: &Slice) -> Option<Index>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    let base = slice.offset;
+    let mut h = [0u8; 32];
+    read_exact(read, base, &mut h)?;
+    let image = Image::parse(&h)?;
+    let sizeofcmds = image.word(&h, 20)?;
+    if sizeofcmds > MAX_READ {
+        return None;
+    }
+    let mut data = [0u8; 8];
+    {
+        let mut cmds = image.commands(&h, base, MAX_READ, &mut *read)?;
+        let mut found = None;
+        for c in cmds.by_ref() {
+            let c = c.ok()?;
+            // Every command up to the signature's lies within the commands.
+            if c.size < 8 || c.at + u64::from(c.size) > u64::from(sizeofcmds) {
+                return None;
+            }
+            if c.cmd == LC_CODE_SIGNATURE {
+                found = Some(c);
+                break;
+            }
+        }
+        cmds.read_at(found?.at + 8, &mut data)?;
+    }
+    let (dataoff, datasize) = (image.word(&data, 0)?, image.word(&data, 4)?);
+    if !(12..=MAX_READ).contains(&datasize) {
+        return None;
+    }
+    let sb = base.checked_add(u64::from(dataoff))?;
+    let mut head = [0u8; 12];
+    read_exact(read, sb, &mut head)?;
+    if be32(&head, 0)? != CSMAGIC_EMBEDDED_SIGNATURE {
+        return None;
+    }
+    let limit = u64::from(be32(&head, 4)?.min(datasize));
+    // The SuperBlob lies in the file (a cut one gives no answer, whichever
+    // blobs the caller goes on to read).
+    read_exact(read, sb.checked_add(limit)?.checked_sub(1)?, &mut [0u8; 1])?;
+    let count = u64::from(be32(&head, 8)?);
+    if 12 + 8 * count > limit {
+        return None;
+    }
+    let mut ix = Index {
+        flags: 0,
+        xml: None,
+        der: None,
+    };
+    let mut have_cd = false;
+    let mut chunk = [0u8; 8 * INDEX_CHUNK];
+    let mut i = 0;
+    while i < count {
+        let n = (count - i).min(INDEX_CHUNK as u64) as usize;
+        read_exact(read, sb + 12 + 8 * i, &mut chunk[..8 * n])?;
+        i += n as u64;
+        for e in chunk[..8 * n].chunks_exact(8) {
+            let (ty, off) = (be32(e, 0)?, u64::from(be32(e, 4)?));
+            let (magic, head_len) = match ty {
+                CSSLOT_CODEDIRECTORY => (CSMAGIC_CODEDIRECTORY, 16),
+                CSSLOT_ENTITLEMENTS => (CSMAGIC_EMBEDDED_ENTITLEMENTS, 8),
+                CSSLOT_DER_ENTITLEMENTS => (CSMAGIC_EMBEDDED_DER_ENTITLEMENTS, 8),
+                _ => continue,
+            };
+            let mut b = [0u8; 16];
+            if off + head_len as u64 > limit {
+                return None;
+            }
+            read_exact(read, sb + off, &mut b[..head_len])?;
+            let blen = u64::from(be32(&b, 4)?);
+            if blen < head_len as u64 || off + blen > limit {
+                return None;
+            }
+            if be32(&b, 0)? != magic {
+                continue;
+            }
+            let body = Some(Span {
+                at: sb + off + 8,
+                len: (blen - 8) as u32,
+            });
+            match ty {
+                CSSLOT_CODEDIRECTORY => {
+                    ix.flags = be32(&b, 12)?;
+                    have_cd = true;
+                }
+                CSSLOT_ENTITLEMENTS => ix.xml = body,
+                _ => ix.der = body,
+            }
+        }
+    }
+    have_cd.then_some(ix)
+}
+
 /// The code signature of the image at `slice`: `None` when it has none
 /// (or it cannot be read).
 pub fn signature<R>(mut read: R, slice: &Slice) -> Option<Signature>
 where
     R: FnMut(u64, &mut [u8]) -> Option<usize>,
 {
-    let base = slice.offset;
-    let mut h = [0u8; 32];
-    read_exact(&mut read, base, &mut h)?;
-    let image = Image::parse(&h)?;
-    let sizeofcmds = image.word(&h, 20)?;
-    if sizeofcmds > MAX_READ {
-        return None;
-    }
-    let mut cmds = image.commands(&h, base, MAX_READ, &mut read)?;
-    let mut found = None;
-    for c in cmds.by_ref() {
-        let c = c.ok()?;
-        // Every command up to the signature's lies within the commands.
-        if c.size < 8 || c.at + u64::from(c.size) > u64::from(sizeofcmds) {
-            return None;
-        }
-        if c.cmd == LC_CODE_SIGNATURE {
-            found = Some(c);
-            break;
-        }
-    }
-    let mut data = [0u8; 8];
-    cmds.read_at(found?.at + 8, &mut data)?;
-    let (dataoff, datasize) = (image.word(&data, 0)?, image.word(&data, 4)?);
-    if !(12..=MAX_READ).contains(&datasize) {
-        return None;
-    }
-    let mut blob = vec![0u8; datasize as usize];
-    read_exact(&mut read, base.checked_add(u64::from(dataoff))?, &mut blob)?;
-    parse_superblob(&blob)
+    let ix = index(&mut read, slice)?;
+    let mut body = |s: Option<Span>| -> Option<Option<Vec<u8>>> {
+        let Some(s) = s else { return Some(None) };
+        let mut v = vec![0u8; s.len as usize];
+        read_exact(&mut read, s.at, &mut v)?;
+        Some(Some(v))
+    };
+    Some(Signature {
+        flags: ix.flags,
+        xml: body(ix.xml)?,
+        der: body(ix.der)?,
+    })
 }
 
-/// The SuperBlob: `magic`, `length`, `count`, then `count` (type, offset)
-/// pairs, offsets from the SuperBlob's start; every blob starts with its
-/// own `magic` and `length`.
-fn parse_superblob(b: &[u8]) -> Option<Signature> {
-    if be32(b, 0)? != CSMAGIC_EMBEDDED_SIGNATURE {
-        return None;
+/// Why dyld strips `DYLD_INSERT_LIBRARIES` from the program `read` reads,
+/// in the slice a `host` CPU runs ([`super::host_slice`]): what
+/// [`signature`]`(..).stripped()` says, without allocating (the exec hooks
+/// use it). The entitlements are read into `buf`; ones longer than it are
+/// taken as lacking [`ALLOW_DYLD_ENV`] (fail closed). `None`: dyld keeps
+/// the variable, or no signature, or nothing the host runs.
+pub fn stripped_for<R>(mut read: R, host: u32, buf: &mut [u8]) -> Option<Stripped>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    let slice = super::host_slice(&mut read, host)?;
+    let ix = index(&mut read, &slice)?;
+    if ix.flags & (CS_RESTRICT | CS_RUNTIME) != CS_RUNTIME {
+        return verdict(ix.flags, None);
     }
-    let len = (be32(b, 4)? as usize).min(b.len());
-    let b = &b[..len];
-    let count = be32(b, 8)? as usize;
-    let mut sig = Signature::default();
-    let mut have_cd = false;
-    for i in 0..count {
-        let ty = be32(b, 12 + 8 * i)?;
-        let off = be32(b, 16 + 8 * i)? as usize;
-        let magic = be32(b, off)?;
-        let blen = be32(b, off + 4)? as usize;
-        let body = b.get(off + 8..off.checked_add(blen)?)?;
-        match (ty, magic) {
-            (CSSLOT_CODEDIRECTORY, CSMAGIC_CODEDIRECTORY) => {
-                // CS_CodeDirectory: magic, length, version, flags, …
-                sig.flags = be32(b, off + 12)?;
-                have_cd = true;
-            }
-            (CSSLOT_ENTITLEMENTS, CSMAGIC_EMBEDDED_ENTITLEMENTS) => sig.xml = Some(body.to_vec()),
-            (CSSLOT_DER_ENTITLEMENTS, CSMAGIC_EMBEDDED_DER_ENTITLEMENTS) => {
-                sig.der = Some(body.to_vec())
-            }
-            _ => {}
+    // The XML list when there is one, else the DER one (as `entitled`).
+    let (span, xml) = match (ix.xml, ix.der) {
+        (Some(s), _) => (s, true),
+        (None, Some(s)) => (s, false),
+        (None, None) => return verdict(ix.flags, None),
+    };
+    let Some(b) = buf.get_mut(..span.len as usize) else {
+        return Some(Stripped::HardenedRuntime);
+    };
+    read_exact(&mut read, span.at, b)?;
+    verdict(
+        ix.flags,
+        Some(if xml { Ents::Xml(b) } else { Ents::Der(b) }),
+    )
+}
+
+/// Entitlements, in one of their two encodings.
+#[derive(Clone, Copy, Debug)]
+enum Ents<'a> {
+    Xml(&'a [u8]),
+    Der(&'a [u8]),
+}
+
+impl Ents<'_> {
+    fn entitled(self, key: &str) -> bool {
+        match self {
+            Ents::Xml(x) => xml_true(x, key),
+            Ents::Der(d) => der_true(d, key),
         }
     }
-    have_cd.then_some(sig)
+}
+
+/// What dyld does with `DYLD_*` for a program signed with `flags` and
+/// `ents`.
+fn verdict(flags: u32, ents: Option<Ents<'_>>) -> Option<Stripped> {
+    if flags & CS_RESTRICT != 0 {
+        return Some(Stripped::Restricted);
+    }
+    if flags & CS_RUNTIME != 0 && !ents.is_some_and(|e| e.entitled(ALLOW_DYLD_ENV)) {
+        return Some(Stripped::HardenedRuntime);
+    }
+    None
 }
 
 impl Signature {
+    /// The entitlements that count: the XML list when there is one, else
+    /// the DER one.
+    fn ents(&self) -> Option<Ents<'_>> {
+        (self.xml.as_deref().map(Ents::Xml)).or_else(|| self.der.as_deref().map(Ents::Der))
+    }
+
     /// Whether the entitlement `key` is present and true (the XML list
     /// when there is one, else the DER one).
     pub fn entitled(&self, key: &str) -> bool {
-        if let Some(x) = &self.xml {
-            return xml_true(x, key);
-        }
-        self.der.as_deref().is_some_and(|d| der_true(d, key))
+        self.ents().is_some_and(|e| e.entitled(key))
     }
 
     /// Why dyld strips `DYLD_INSERT_LIBRARIES` from a program signed so;
     /// `None` when it keeps it.
     pub fn stripped(&self) -> Option<Stripped> {
-        if self.flags & CS_RESTRICT != 0 {
-            return Some(Stripped::Restricted);
-        }
-        if self.flags & CS_RUNTIME != 0 && !self.entitled(ALLOW_DYLD_ENV) {
-            return Some(Stripped::HardenedRuntime);
-        }
-        None
+        verdict(self.flags, self.ents())
     }
 }
 
 /// `<key>KEY</key>` followed by `<true/>` in a property list.
 fn xml_true(x: &[u8], key: &str) -> bool {
-    let want = format!("<key>{key}</key>");
+    const OPEN: &[u8] = b"<key>";
     let mut rest = x;
-    while let Some(i) = find(rest, want.as_bytes()) {
-        rest = &rest[i + want.len()..];
-        let after = rest.iter().position(|b| !b.is_ascii_whitespace());
-        if after.is_some_and(|a| rest[a..].starts_with(b"<true/>")) {
+    while let Some(i) = find(rest, OPEN) {
+        rest = &rest[i + OPEN.len()..];
+        let Some(after) = rest
+            .strip_prefix(key.as_bytes())
+            .and_then(|r| r.strip_prefix(b"</key>"))
+        else {
+            continue;
+        };
+        rest = after;
+        let v = after.iter().position(|b| !b.is_ascii_whitespace());
+        if v.is_some_and(|a| after[a..].starts_with(b"<true/>")) {
             return true;
         }
     }

@@ -4,6 +4,7 @@ use super::sign::*;
 use super::*;
 
 mod dyld;
+mod stripped;
 
 /// A `read` over bytes in memory.
 fn reader(data: &[u8]) -> impl FnMut(u64, &mut [u8]) -> Option<usize> + '_ {
@@ -238,9 +239,11 @@ fn universal_files_list_every_slice() {
     }
 }
 
-#[test]
-fn hardened_runtime_without_the_entitlement_is_stripped() {
-    let obj = object("arm64-apple-darwin");
+/// flags, XML entitlements, DER entitlements, the verdict.
+type Case = (u32, Option<Vec<u8>>, Option<Vec<u8>>, Option<Stripped>);
+
+/// Signatures and what dyld makes of them.
+fn signature_cases() -> Vec<Case> {
     let yes = plist(&[
         (ALLOW_DYLD_ENV, "<true/>"),
         ("com.apple.security.cs.allow-jit", "<true/>"),
@@ -250,15 +253,13 @@ fn hardened_runtime_without_the_entitlement_is_stripped() {
         "com.apple.security.cs.disable-library-validation",
         "<true/>",
     )]);
-    // flags, XML entitlements, DER entitlements, the verdict.
-    type Case<'a> = (u32, Option<&'a [u8]>, Option<Vec<u8>>, Option<Stripped>);
-    let cases: &[Case] = &[
+    vec![
         (CS_RUNTIME, None, None, Some(Stripped::HardenedRuntime)),
-        (CS_RUNTIME, Some(&yes), None, None),
-        (CS_RUNTIME, Some(&no), None, Some(Stripped::HardenedRuntime)),
+        (CS_RUNTIME, Some(yes.clone()), None, None),
+        (CS_RUNTIME, Some(no), None, Some(Stripped::HardenedRuntime)),
         (
             CS_RUNTIME,
-            Some(&other),
+            Some(other),
             None,
             Some(Stripped::HardenedRuntime),
         ),
@@ -282,16 +283,21 @@ fn hardened_runtime_without_the_entitlement_is_stripped() {
         ),
         (
             CS_RUNTIME | 0x2,
-            Some(&yes),
+            Some(yes.clone()),
             Some(der(&[(ALLOW_DYLD_ENV, Some(true))])),
             None,
         ),
         // Ad-hoc and linker-signed, as the toolchain signs on arm64.
         (0x2 | 0x20000, None, None, None),
-        (CS_RESTRICT, Some(&yes), None, Some(Stripped::Restricted)),
-    ];
-    for (i, (flags, xml, der, want)) in cases.iter().enumerate() {
-        let f = signed(&obj, &superblob(*flags, *xml, der.as_deref()));
+        (CS_RESTRICT, Some(yes), None, Some(Stripped::Restricted)),
+    ]
+}
+
+#[test]
+fn hardened_runtime_without_the_entitlement_is_stripped() {
+    let obj = object("arm64-apple-darwin");
+    for (i, (flags, xml, der, want)) in signature_cases().iter().enumerate() {
+        let f = signed(&obj, &superblob(*flags, xml.as_deref(), der.as_deref()));
         let sig = sig_of(&f).unwrap_or_else(|| panic!("case {i}: no signature"));
         assert_eq!(sig.flags, *flags, "case {i}");
         assert_eq!(sig.stripped(), *want, "case {i}");
