@@ -1,7 +1,8 @@
 //! The exec check: the program's `exec` access, each `#!` interpreter it
 //! runs, and whether the library can follow it (static: no `PT_INTERP`, or
 //! on macOS a Mach-O image without `LC_LOAD_DYLINKER`; set-id: the loader
-//! drops `LD_PRELOAD`; on macOS, SIP: dyld drops `DYLD_INSERT_LIBRARIES`).
+//! drops `LD_PRELOAD`; on macOS, SIP, the hardened runtime and
+//! `CS_RESTRICT`: dyld drops `DYLD_INSERT_LIBRARIES`).
 
 use std::ffi::{c_int, CStr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -22,6 +23,10 @@ enum Unguarded {
     /// flagged `SF_RESTRICTED`.
     #[cfg(target_os = "macos")]
     Sip,
+    /// macOS: signed with the hardened runtime without the entitlement
+    /// that keeps `DYLD_*`, or with `CS_RESTRICT`.
+    #[cfg(target_os = "macos")]
+    Hardened,
 }
 
 impl Unguarded {
@@ -31,16 +36,19 @@ impl Unguarded {
             Unguarded::Setid => "setid",
             #[cfg(target_os = "macos")]
             Unguarded::Sip => "sip",
+            #[cfg(target_os = "macos")]
+            Unguarded::Hardened => "hardened",
         }
     }
 
     /// Refused unless `unguarded_exec = allow`, even under `warn`: macOS
     /// strips the library from a SIP-protected program without a word, and
     /// `/bin/sh` and `/usr/bin/env` are among them, so a warning would come
-    /// for nearly every child and leave each unguarded.
+    /// for nearly every child and leave each unguarded. The same holds for
+    /// hardened-runtime programs (most of what Apple and vendors ship).
     fn always_refused(self) -> bool {
         #[cfg(target_os = "macos")]
-        if self == Unguarded::Sip {
+        if matches!(self, Unguarded::Sip | Unguarded::Hardened) {
             return true;
         }
         false
@@ -274,23 +282,73 @@ fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
 /// macOS: a Mach-O program without dyld (static: nothing reads
 /// `DYLD_INSERT_LIBRARIES`), or one dyld strips `DYLD_*` from (SIP: by its
 /// path with symlinks resolved, `F_GETPATH`, or its `SF_RESTRICTED` flag;
-/// `fsguard_policy::program::sip_protected`, which the CLI uses too).
-/// Hardened-runtime programs without the
-/// `com.apple.security.cs.allow-dyld-environment-variables` entitlement are
-/// not detected yet (docs/macos.md).
+/// `fsguard_policy::program::sip_protected`, which the CLI uses too), or
+/// by its code signature ([`dyld_strips`]).
 #[cfg(target_os = "macos")]
 fn darwin_kind(fd: BorrowedFd<'_>, st: &rustix::fs::Stat, head: &[u8]) -> Option<Unguarded> {
     let read = |off, buf: &mut [u8]| rustix::io::pread(fd, buf, off).ok();
     if fsguard_policy::macho::macho_dynamic(head, 4096, read) == Some(false) {
         return Some(Unguarded::Static);
     }
+    if sip(fd, st) {
+        return Some(Unguarded::Sip);
+    }
+    // Only a Mach-O file has a code signature dyld reads.
+    (fsguard_policy::macho::is_macho(head) && dyld_strips(fd)).then_some(Unguarded::Hardened)
+}
+
+/// macOS: whether the program lies under a directory SIP guards (by its
+/// path with symlinks resolved, `F_GETPATH`) or carries `SF_RESTRICTED`.
+/// Never inlined: its path buffer is off the stack before [`dyld_strips`].
+#[cfg(target_os = "macos")]
+#[inline(never)]
+fn sip(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) -> bool {
     let mut path = resolve::PathBuf::new();
     if resolve::fd_path(fd.as_raw_fd(), &mut path).is_err() {
         // No name for the file: it cannot be shown to lie outside the
         // protected directories (fail closed).
-        return Some(Unguarded::Sip);
+        return true;
     }
-    fsguard_policy::program::sip_protected(path.as_bytes(), st.st_flags).then_some(Unguarded::Sip)
+    fsguard_policy::program::sip_protected(path.as_bytes(), st.st_flags)
+}
+
+/// The CPU type dyld runs a program as from this process: the library's
+/// own architecture (under Rosetta an x86_64 process starts a universal
+/// program's x86_64 slice; `fsguard_policy::macho::host_slice` picks it).
+#[cfg(all(target_os = "macos", target_arch = "aarch64"))]
+const HOST_CPU: u32 = fsguard_policy::macho::CPU_ARM64;
+#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+const HOST_CPU: u32 = fsguard_policy::macho::CPU_X86_64;
+
+/// The most entitlement bytes read; a program with more is taken as
+/// lacking the entitlement (fail closed). The largest real lists are a few
+/// KiB.
+#[cfg(target_os = "macos")]
+const ENTITLEMENTS_MAX: usize = 16 * 1024;
+
+/// macOS: whether the code signature of the slice dyld would run makes it
+/// strip `DYLD_INSERT_LIBRARIES` (the hardened runtime without
+/// `com.apple.security.cs.allow-dyld-environment-variables`, or
+/// `CS_RESTRICT`: `<kern/cs_blobs.h>`; `fsguard_policy::macho::stripped_for`,
+/// the reading the CLI's `signature` shares). The entitlements are read
+/// into an anonymous mapping, not the stack (a hook may run on an 8 KiB
+/// signal stack) nor the heap (it may run in a vfork child). Never inlined:
+/// its buffers are not on the stack while the rest of the check runs.
+#[cfg(target_os = "macos")]
+#[inline(never)]
+fn dyld_strips(fd: BorrowedFd<'_>) -> bool {
+    let mut ents = resolve::Spill::<0>::new();
+    if ents.reserve(ENTITLEMENTS_MAX, 0).is_err() {
+        // Nowhere to read the entitlements into: fail closed.
+        return true;
+    }
+    let buf = ents.buf();
+    buf.fill(std::mem::MaybeUninit::new(0));
+    // SAFETY: every byte was written just above; u8 and MaybeUninit<u8>
+    // share a layout.
+    let buf = unsafe { &mut *(std::ptr::from_mut(buf) as *mut [u8]) };
+    let read = |off, b: &mut [u8]| rustix::io::pread(fd, b, off).ok();
+    fsguard_policy::macho::stripped_for(read, HOST_CPU, buf).is_some()
 }
 
 /// Set-id bits the kernel will honour: not under `no_new_privs`, and only if
