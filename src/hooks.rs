@@ -15,61 +15,12 @@ use libc::{mode_t, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 pub use crate::classify::{open_access, open_follow};
 use crate::guard::CArg;
 use crate::resolve::{Follow, Via};
+#[cfg(target_os = "linux")]
+pub(crate) use crate::table::{chk, row};
+pub use crate::table::{CheckInfo, HookInfo};
 
 const READ: Option<Access> = Some(Access::Read);
 const WRITE: Option<Access> = Some(Access::Write);
-
-/// One row of the hook table, for documentation.
-pub struct HookInfo {
-    /// Exported symbol.
-    pub symbol: &'static str,
-    /// Name used in trace lines.
-    pub call: &'static str,
-    /// Checks, in argument order.
-    pub checks: &'static [CheckInfo],
-}
-
-/// One checked path argument, as declared.
-pub struct CheckInfo {
-    /// Access expression.
-    pub access: &'static str,
-    /// Follow expression.
-    pub follow: &'static str,
-    /// Dirfd expression.
-    pub dirfd: &'static str,
-    /// Path expression.
-    pub path: &'static str,
-}
-
-/// A row of a hand-written table (calls outside the `hooks!` macro).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
-pub(crate) const fn row(
-    symbol: &'static str,
-    call: &'static str,
-    checks: &'static [CheckInfo],
-) -> HookInfo {
-    HookInfo {
-        symbol,
-        call,
-        checks,
-    }
-}
-
-/// One check of a hand-written row.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
-pub(crate) const fn chk(
-    access: &'static str,
-    follow: &'static str,
-    dirfd: &'static str,
-    path: &'static str,
-) -> CheckInfo {
-    CheckInfo {
-        access,
-        follow,
-        dirfd,
-        path,
-    }
-}
 
 /// The open flags of an fopen mode string (`r`, `w`, `a`, `x`, `+`).
 pub fn fopen_flags(mode: CArg<'_>) -> c_int {

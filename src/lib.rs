@@ -33,6 +33,7 @@ mod internal;
 pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod syscall;
+mod table;
 pub mod trace;
 
 #[cfg(test)]
