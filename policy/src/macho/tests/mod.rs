@@ -69,13 +69,18 @@ fn superblob(flags: u32, xml: Option<&[u8]>, der: Option<&[u8]>) -> Vec<u8> {
             blob(CSMAGIC_EMBEDDED_DER_ENTITLEMENTS, d),
         ));
     }
+    superblob_of(&blobs)
+}
+
+/// A SuperBlob of `blobs` (slot, blob), in that order.
+fn superblob_of(blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let head = 12 + 8 * blobs.len();
     let total: usize = head + blobs.iter().map(|(_, b)| b.len()).sum::<usize>();
     let mut out = CSMAGIC_EMBEDDED_SIGNATURE.to_be_bytes().to_vec();
     out.extend((total as u32).to_be_bytes());
     out.extend((blobs.len() as u32).to_be_bytes());
     let mut off = head;
-    for (ty, b) in &blobs {
+    for (ty, b) in blobs {
         out.extend(ty.to_be_bytes());
         out.extend((off as u32).to_be_bytes());
         off += b.len();
@@ -409,10 +414,8 @@ fn malformed_files_give_no_answer() {
     assert_eq!(slices(reader(&[])), None);
 }
 
-#[test]
-fn big_endian_images_are_read_too() {
-    // A 32-bit big-endian image (PowerPC layout) with a signature.
-    let sig = superblob(CS_RUNTIME, None, None);
+/// A 32-bit big-endian image (PowerPC layout, CPU 18) signed with `sig`.
+fn big_endian_signed(sig: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
     for v in [MH_MAGIC, 18, 0, 2, 1, 16, 0] {
         f.extend(u32::to_be_bytes(v));
@@ -421,7 +424,13 @@ fn big_endian_images_are_read_too() {
         f.extend(u32::to_be_bytes(v));
     }
     f.resize(64, 0);
-    f.extend(&sig);
+    f.extend(sig);
+    f
+}
+
+#[test]
+fn big_endian_images_are_read_too() {
+    let f = big_endian_signed(&superblob(CS_RUNTIME, None, None));
     let s = slices(reader(&f)).unwrap();
     assert_eq!(
         s,

@@ -89,16 +89,7 @@ fn the_unallocating_form_agrees_on_odd_files() {
     assert_eq!(sig_of(&g).map(|s| s.flags), Some(CS_RUNTIME));
     assert_eq!(both(&g, "long index")[0], Some(Stripped::HardenedRuntime));
     // Big endian, of a CPU neither host is.
-    let sig = superblob(CS_RUNTIME, None, None);
-    let mut f = Vec::new();
-    for v in [MH_MAGIC, 18, 0, 2, 1, 16, 0] {
-        f.extend(u32::to_be_bytes(v));
-    }
-    for v in [LC_CODE_SIGNATURE, 16, 64, sig.len() as u32] {
-        f.extend(u32::to_be_bytes(v));
-    }
-    f.resize(64, 0);
-    f.extend(&sig);
+    let f = big_endian_signed(&superblob(CS_RUNTIME, None, None));
     assert_eq!(
         stripped_for(reader(&f), 18, &mut [0u8; 64]),
         Some(Stripped::HardenedRuntime)
@@ -176,23 +167,4 @@ fn the_slice_the_host_runs_is_the_one_judged() {
     let f = signed(&a, &hard);
     assert_eq!(hooks(&f, CPU_X86_64, 0), None);
     assert_eq!(hooks(&f, CPU_ARM64, 0), Some(Stripped::HardenedRuntime));
-}
-
-/// A SuperBlob of `blobs` (slot, blob), in that order.
-fn superblob_of(blobs: &[(u32, Vec<u8>)]) -> Vec<u8> {
-    let head = 12 + 8 * blobs.len();
-    let total: usize = head + blobs.iter().map(|(_, b)| b.len()).sum::<usize>();
-    let mut out = CSMAGIC_EMBEDDED_SIGNATURE.to_be_bytes().to_vec();
-    out.extend((total as u32).to_be_bytes());
-    out.extend((blobs.len() as u32).to_be_bytes());
-    let mut off = head;
-    for (ty, b) in blobs {
-        out.extend(ty.to_be_bytes());
-        out.extend((off as u32).to_be_bytes());
-        off += b.len();
-    }
-    for (_, b) in blobs {
-        out.extend(b);
-    }
-    out
 }
