@@ -525,27 +525,12 @@ const fn distinct(rows: &[crate::hooks::HookInfo], others: &[&[crate::hooks::Hoo
         while t < others.len() {
             let mut j = 0;
             while j < others[t].len() {
-                if same(rows[i].symbol.as_bytes(), others[t][j].symbol.as_bytes()) {
+                if crate::entry::same_symbol(rows[i].symbol, others[t][j].symbol) {
                     return false;
                 }
                 j += 1;
             }
             t += 1;
-        }
-        i += 1;
-    }
-    true
-}
-
-#[cfg(target_os = "macos")]
-const fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
         }
         i += 1;
     }
