@@ -23,18 +23,6 @@ fn guarded_py(ws: &Path, extra: &[&str], code: &str, args: &[&str]) -> Command {
     c
 }
 
-/// Names in /dev/shm containing `needle`.
-fn shm_entries(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains(needle))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 const SHM_AND_POOL: &str = r#"
 import os, sys
 from multiprocessing import shared_memory, Process

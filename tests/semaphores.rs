@@ -11,18 +11,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Names in /dev/shm containing `needle`.
-fn shm_entries(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains(needle))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A tree with tests/c/sem.c's program in it (a program outside the root
 /// may not be run); `None` where there is no /dev/shm.
 fn tree(tag: &str) -> Option<(TempDir, PathBuf)> {

@@ -90,3 +90,15 @@ pub fn symlink(target: &str, link: &Path) {
     std::os::unix::fs::symlink(target, link)
         .unwrap_or_else(|e| panic!("symlink {} -> {target}: {e}", link.display()));
 }
+
+/// Names in /dev/shm containing `needle`.
+pub fn shm_entries(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(needle))
+                .collect()
+        })
+        .unwrap_or_default()
+}
