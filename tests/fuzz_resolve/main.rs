@@ -80,8 +80,10 @@
 //! path cache, say): it fails the test whatever its kind.
 //!
 //! Reproduce: the run prints `fuzz: N cases tried (seed S)`; a failure
-//! prints the seed, the case number and the case. `FSGUARD_FUZZ_SEED=S`
-//! fixes the seed (default: from the clock), `FSGUARD_FUZZ_FIRST=i` starts
+//! prints the seed, the case number and the case. Each run tries the
+//! fixed seeds of [`FIXED_SEEDS`] (1,000 cases each), then one fresh seed
+//! from the clock, printed. `FSGUARD_FUZZ_SEED=S`
+//! runs seed S alone, `FSGUARD_FUZZ_FIRST=i` starts
 //! at case i (a case depends only on the seed and its number),
 //! `FSGUARD_FUZZ_CASES=n` runs exactly n cases (no time limit),
 //! `FSGUARD_FUZZ_SECS` changes the time budget (default 25 s, at least 200
@@ -209,18 +211,50 @@ impl Fuzz {
     }
 }
 
+/// Seeds every run tries, each for [`FIXED_CASES`] cases, before one fresh
+/// seed: a regression a fixed seed once caught is caught on every run, and
+/// the fresh seed keeps finding new cases. Add a seed here when a fresh one
+/// finds a failure worth keeping.
+const FIXED_SEEDS: [u64; 3] = [0x5eed_0001, 0x9e37_79b9_7f4a_7c15, 0x0dd5_eed5_1234_5678];
+const FIXED_CASES: u64 = 1000;
+
 #[test]
 fn guarded_calls_touch_only_what_the_kernel_would_inside_the_root() {
     let _ = lib();
-    let seed = env_u64("FSGUARD_FUZZ_SEED").unwrap_or_else(|| {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap();
-        (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
-    });
     let first = env_u64("FSGUARD_FUZZ_FIRST").unwrap_or(0);
     let exact = env_u64("FSGUARD_FUZZ_CASES");
     let budget = Duration::from_secs(env_u64("FSGUARD_FUZZ_SECS").unwrap_or(25));
+    // A seed given is run alone (to reproduce); else the fixed seeds, then
+    // a fresh one from the clock, printed.
+    let runs: Vec<(u64, Option<u64>)> = match env_u64("FSGUARD_FUZZ_SEED") {
+        Some(seed) => vec![(seed, exact)],
+        None => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            let fresh = (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32);
+            FIXED_SEEDS
+                .iter()
+                .map(|&s| (s, Some(exact.unwrap_or(FIXED_CASES))))
+                .chain([(fresh, exact)])
+                .collect()
+        }
+    };
+    let mut failed = Vec::new();
+    for (seed, exact) in runs {
+        if let Err(e) = fuzz_seed(seed, first, exact, budget) {
+            failed.push(e);
+        }
+    }
+    if !failed.is_empty() {
+        panic!("{}", failed.join("\n\n"));
+    }
+}
+
+/// Runs the cases of one seed from case `first`: exactly `exact` of them,
+/// else until `budget` has passed (and at least 200); `Err` names every
+/// failing case.
+fn fuzz_seed(seed: u64, first: u64, exact: Option<u64>, budget: Duration) -> Result<(), String> {
     let strict_errno = std::env::var_os("FSGUARD_FUZZ_STRICT_ERRNO").is_some();
     const MIN_CASES: u64 = 200;
     let max_failures = env_u64("FSGUARD_FUZZ_MAX_FAILURES").unwrap_or(5) as usize;
@@ -336,12 +370,13 @@ fn guarded_calls_touch_only_what_the_kernel_would_inside_the_root() {
     drop(on_disk);
     drop(on_shm);
     if !failures.is_empty() {
-        panic!(
+        return Err(format!(
             "fuzz: {} failing case(s) among {tried} (seed {seed}):\n\n{}",
             failures.len(),
             failures.join("\n")
-        );
+        ));
     }
+    Ok(())
 }
 
 mod case;
