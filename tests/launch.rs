@@ -33,10 +33,8 @@ fn the_command_keeps_its_cpu_set() {
     // SAFETY: a zeroed cpu_set_t filled by the kernel.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: a valid buffer of the size given.
-    assert_eq!(
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) },
-        0
-    );
+    let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    assert_eq!(got, 0);
     let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
         // SAFETY: reads our own set.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })

@@ -121,6 +121,7 @@ fn missing_unreadable_and_directory_configs() {
     )
     .unwrap();
     // Root reads mode-000 files; then only the other cases can be checked.
+    // SAFETY: geteuid takes no argument and cannot fail.
     let root = unsafe { libc_geteuid() } == 0;
     let mut cases = vec![
         ("missing.toml", "missing.toml: No such file or directory"),
