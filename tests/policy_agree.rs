@@ -1,7 +1,10 @@
 //! Property: `fsguard explain` and the library agree. Random policies from a
 //! small grammar, random paths in a tree with files, directories and
-//! symlinks; each path is explained by the CLI and opened under the library
-//! by a C program, and the verdicts must match.
+//! symlinks; each path is explained by the CLI and used under the library
+//! by a C program, and the verdicts must match. Every access kind and both
+//! ways of treating a final symlink: `open` for reading and for writing
+//! (followed), `lchown` (a write of the link itself: `explain --no-follow`)
+//! and `execv` (exec).
 
 mod common;
 mod policy_support;
@@ -10,20 +13,43 @@ use policy_support::*;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Opens each `r PATH` (O_RDONLY) / `w PATH` (O_WRONLY|O_CREAT) pair of
-/// arguments and prints `allow`, `deny` (EACCES) or `err N` per pair.
+/// For each pair of arguments: `r PATH` opens O_RDONLY, `w PATH`
+/// O_WRONLY|O_CREAT, `l PATH` is `lchown(PATH, -1, -1)` (changes nothing),
+/// `x PATH` execs PATH in a child; prints `allow`, `deny` (EACCES) or
+/// `err N` per pair.
 const OPENER: &str = r#"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
+static int verdict(int r) {
+    if (r >= 0) puts("allow");
+    else if (errno == EACCES) puts("deny");
+    else printf("err %d\n", errno);
+    return fflush(stdout);
+}
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
-        int flags = argv[i][0] == 'w' ? O_WRONLY | O_CREAT : O_RDONLY;
-        int fd = open(argv[i + 1], flags, 0644);
-        if (fd >= 0) { puts("allow"); close(fd); }
-        else if (errno == EACCES) puts("deny");
-        else printf("err %d\n", errno);
+        const char *p = argv[i + 1];
+        int fd = -1;
+        switch (argv[i][0]) {
+        case 'w': fd = open(p, O_WRONLY | O_CREAT, 0755); break;
+        case 'r': fd = open(p, O_RDONLY); break;
+        case 'l': verdict(lchown(p, (uid_t)-1, (gid_t)-1)); continue;
+        case 'x': {
+            pid_t pid = fork();
+            if (pid == 0) { execl(p, p, (char *)0); _exit(errno); }
+            int st = 0;
+            waitpid(pid, &st, 0);
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+            errno = code;
+            verdict(code == 0 ? 0 : -1);
+            continue;
+        }
+        }
+        verdict(fd);
+        if (fd >= 0) close(fd);
     }
     return 0;
 }
@@ -156,6 +182,7 @@ fn explain_and_library_agree() {
         .unwrap_or(30);
     let mut rng = Rng(seed);
     let opener = c_program("agree_open", OPENER);
+    let program = std::fs::read("/bin/true").unwrap();
     let top = TempDir::new("agree");
     let mut compared = 0;
     let mut denied = 0;
@@ -164,10 +191,13 @@ fn explain_and_library_agree() {
         // A fresh tree each round: writes of earlier rounds create files.
         let tree = top.join(format!("t{round}"));
         std::fs::create_dir(&tree).unwrap();
+        // Each file a program, so an allowed exec runs (and exits 0).
         for f in FILES {
             let p = tree.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, "x\n").unwrap();
+            std::fs::write(&p, &program).unwrap();
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
         }
         std::os::unix::fs::symlink("d1", tree.join("ln_d1")).unwrap();
         std::os::unix::fs::symlink("d0/b.pem", tree.join("ln_pem")).unwrap();
@@ -181,12 +211,19 @@ fn explain_and_library_agree() {
         std::fs::write(&cfg, &text).unwrap();
         let home = tree.join("home");
         let n = 6 + rng.below(8);
-        let ops: Vec<(&str, &str)> = (0..n)
+        // (the C program's op, explain's access, whether explain follows)
+        let ops: Vec<(&str, &str, bool, &str)> = (0..n)
             .map(|_| {
                 let path = rng.pick(PATHS);
-                let access = if rng.chance(50) { "read" } else { "write" };
-                (access, path)
+                let op = match rng.below(6) {
+                    0 | 1 => ("r", "read", true),
+                    2 | 3 => ("w", "write", true),
+                    4 => ("l", "write", false),
+                    _ => ("x", "exec", true),
+                };
+                (op, path)
             })
+            .map(|((c, a, follow), p)| (c, a, follow, p))
             .collect();
 
         // The library's verdicts.
@@ -197,8 +234,8 @@ fn explain_and_library_agree() {
                 ("HOME", home.to_str().unwrap()),
             ],
         );
-        for (a, p) in &ops {
-            c.arg(&a[..1]).arg(p);
+        for (op, _, _, p) in &ops {
+            c.arg(op).arg(p);
         }
         let o = run(c.current_dir(&tree));
         assert_eq!(
@@ -214,8 +251,12 @@ fn explain_and_library_agree() {
 
         // explain's, in the same order (a write may create the file the
         // library then sees; explain names missing paths the same way).
-        for (i, (a, p)) in ops.iter().enumerate() {
-            let mut e = fsguard(&["explain", "--config", cfg.to_str().unwrap(), a, p]);
+        for (i, &(_, a, follow, p)) in ops.iter().enumerate() {
+            let mut e = fsguard(&["explain", "--config", cfg.to_str().unwrap()]);
+            if !follow {
+                e.arg("--no-follow");
+            }
+            e.args([a, p]);
             e.env("HOME", &home).current_dir(&tree);
             let eo = run(&mut e);
             let verdict = eo.stdout.split(' ').next().unwrap_or("");
@@ -232,7 +273,7 @@ fn explain_and_library_agree() {
             }
             assert_eq!(
                 verdict, lib,
-                "seed {seed} round {round}: {a} {p}: library says {lib}, explain says {}policy:\n{text}",
+                "seed {seed} round {round}: {a} {p} (follow: {follow}): library says {lib}, explain says {}policy:\n{text}",
                 eo.stdout
             );
             if lib == "deny" {

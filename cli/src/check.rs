@@ -149,7 +149,7 @@ pub(crate) fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
         .ok_or_else(|| format!("explain: access must be read, write or exec, not {access:?}"))?;
     let policy = Policy::new(settings(cli, None)?).map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let resolved = canonical_prefix(&cwd.join(path));
+    let resolved = resolve(&cwd.join(path), cli.no_follow);
     let bytes = resolved.as_os_str().as_encoded_bytes();
     let d = policy.decide(access, bytes);
     let verdict = if d.allowed { "allow" } else { "deny" };
@@ -178,4 +178,24 @@ pub(crate) fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
         ));
     }
     Ok(ExitCode::from(if d.allowed { 0 } else { 1 }))
+}
+
+/// `path` as the library resolves it: every symlink followed, or, with
+/// `no_follow`, all but a final one (the parent resolved, the name
+/// appended). A trailing slash, `.` or `..` as the last component is
+/// followed by the kernel whatever the call asks, and so here.
+fn resolve(path: &std::path::Path, no_follow: bool) -> std::path::PathBuf {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let cut = bytes.iter().rposition(|&b| b == b'/');
+    let name = &bytes[cut.map_or(0, |i| i + 1)..];
+    match cut {
+        Some(i) if no_follow && !matches!(name, b"" | b"." | b"..") => {
+            let parent = if i == 0 { &b"/"[..] } else { &bytes[..i] };
+            canonical_prefix(std::path::Path::new(OsStr::from_bytes(parent)))
+                .join(OsStr::from_bytes(name))
+        }
+        _ => canonical_prefix(path),
+    }
 }

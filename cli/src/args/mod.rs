@@ -48,6 +48,8 @@ pub struct Cli {
     pub wrap: WrapOptions,
     /// `explain --json`.
     pub json: bool,
+    /// `explain --no-follow`: the last component is judged itself.
+    pub no_follow: bool,
 }
 
 /// A policy flag, applied over the config and the environment in order.
@@ -132,11 +134,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         Sub::Explain {
             policy,
             json,
+            no_follow,
             access,
             path,
         } => Invocation::Policy(Cli {
             rest: vec![access.into(), path],
             json,
+            no_follow,
             ..cli("explain", policy)
         }),
         Sub::LibPath => Invocation::Policy(Cli {

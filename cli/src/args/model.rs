@@ -16,7 +16,7 @@ const TEMPLATE: &str = "usage: {usage}\n\n{about-with-newline}\n{all-args}{after
 const ROOT_USAGE: &str = "\
 fsguard run [OPTIONS] [--] CMD [ARGS...]
        fsguard check [OPTIONS]
-       fsguard explain [OPTIONS] [--json] read|write|exec PATH
+       fsguard explain [OPTIONS] [--json] [--no-follow] read|write|exec PATH
        fsguard lib-path
        fsguard wrap NAME [--dir DIR] [--force] [OPTIONS] -- CMD [ARGS...]
        fsguard unwrap NAME [--dir DIR]
@@ -87,7 +87,7 @@ pub(super) enum Sub {
     },
     /// The verdict for PATH and the rule behind it (exit 0: allowed, 1: denied)
     #[command(
-        override_usage = "fsguard explain [OPTIONS] [--json] read|write|exec PATH",
+        override_usage = "fsguard explain [OPTIONS] [--json] [--no-follow] read|write|exec PATH",
         help_template = TEMPLATE
     )]
     Explain {
@@ -96,6 +96,10 @@ pub(super) enum Sub {
         /// One JSON object: verdict, access, path, rule (and hint)
         #[arg(long)]
         json: bool,
+        /// Judge a final symlink itself, not what it points to (as unlink,
+        /// rename, lstat and O_NOFOLLOW opens do)
+        #[arg(long)]
+        no_follow: bool,
         /// The access to decide
         #[arg(value_name = "ACCESS", value_parser = ["read", "write", "exec"])]
         access: String,
