@@ -9,6 +9,29 @@
 
 /// `PT_INTERP`: the program header naming the dynamic loader.
 const PT_INTERP: u32 = 3;
+/// `PT_NOTE`: a segment of notes.
+const PT_NOTE: u32 = 4;
+/// The Go linker's build ID note (`.note.go.buildid`): owner `Go`, type 4,
+/// written into every Go program, dynamic (cgo) or static, stripped or not.
+const GO_NOTE_OWNER: &[u8] = b"Go\0\0";
+const GO_NOTE_BUILDID: u64 = 4;
+
+/// What an ELF program is, for the library that must follow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElfKind {
+    /// Names a program interpreter: the loader runs it, and the preload
+    /// library with it, and its file calls go through libc.
+    Dynamic,
+    /// No program interpreter: nothing loads the library.
+    Static,
+    /// A Go program: its runtime makes its own system calls for all file
+    /// I/O, so the library sees none of them, even when the program is
+    /// dynamically linked (cgo, `dynamic`) and the library is loaded.
+    Go {
+        /// Names a program interpreter (the library is loaded into it).
+        dynamic: bool,
+    },
+}
 
 /// Whether the ELF file whose first bytes are `head` has a `PT_INTERP`
 /// program header. `read(offset, buf)` reads the file at `offset` into
@@ -19,7 +42,17 @@ const PT_INTERP: u32 = 3;
 /// `None`: not a readable ELF header, a program header entry too small to
 /// hold a type, or a failed read.
 #[inline]
-pub fn elf_has_interp<R>(head: &[u8], limit: usize, mut read: R) -> Option<bool>
+pub fn elf_has_interp<R>(head: &[u8], limit: usize, read: R) -> Option<bool>
+where
+    R: FnMut(u64, &mut [u8]) -> Option<usize>,
+{
+    elf_kind(head, limit, read).map(|k| k == ElfKind::Dynamic)
+}
+
+/// What the ELF file whose first bytes are `head` is ([`ElfKind`]), read as
+/// [`elf_has_interp`] reads it; a Go program is told by its build ID note,
+/// found in the first few `PT_NOTE` segments (each read up to 512 bytes).
+pub fn elf_kind<R>(head: &[u8], limit: usize, mut read: R) -> Option<ElfKind>
 where
     R: FnMut(u64, &mut [u8]) -> Option<usize>,
 {
@@ -27,7 +60,8 @@ where
         return None;
     }
     let le = head[5] == 1;
-    let (phoff, phentsize, phnum) = if head[4] == 2 {
+    let wide = head[4] == 2;
+    let (phoff, phentsize, phnum) = if wide {
         (
             read_uint(head, 0x20, 8, le),
             read_uint(head, 0x36, 2, le),
@@ -41,6 +75,8 @@ where
         )
     };
     let (ent, num) = (phentsize as usize, phnum as usize);
+    // A note segment's offset and size lie 4..24 (64-bit) or 4..20 bytes in.
+    let note_fields = if wide { 0x28 } else { 0x14 };
     if ent < 4 {
         return None;
     }
@@ -51,23 +87,77 @@ where
         return None;
     }
     let total = num.min(limit / ent);
+    let mut interp = false;
+    let mut notes = [(0u64, 0u64); 4];
+    let mut n_notes = 0;
     let mut i = 0;
     while i < total {
         let k = per.min(total - i);
         let off = phoff.checked_add((i * ent) as u64)?;
         let got = read(off, &mut buf[..k * ent])?.min(k * ent);
-        if buf[..got]
-            .chunks_exact(ent)
-            .any(|ph| read_uint(ph, 0, 4, le) == u64::from(PT_INTERP))
-        {
-            return Some(true);
+        for ph in buf[..got].chunks_exact(ent) {
+            match read_uint(ph, 0, 4, le) as u32 {
+                PT_INTERP => interp = true,
+                PT_NOTE if n_notes < notes.len() && ent >= note_fields => {
+                    notes[n_notes] = if wide {
+                        (read_uint(ph, 8, 8, le), read_uint(ph, 0x20, 8, le))
+                    } else {
+                        (read_uint(ph, 4, 4, le), read_uint(ph, 0x10, 4, le))
+                    };
+                    n_notes += 1;
+                }
+                _ => {}
+            }
         }
         if got < k * ent {
             break;
         }
         i += k;
     }
-    Some(false)
+    for &(off, size) in &notes[..n_notes] {
+        let want = size.min(buf.len() as u64) as usize;
+        let got = read(off, &mut buf[..want]).unwrap_or(0).min(want);
+        if has_go_note(&buf[..got], le) {
+            return Some(ElfKind::Go { dynamic: interp });
+        }
+    }
+    Some(if interp {
+        ElfKind::Dynamic
+    } else {
+        ElfKind::Static
+    })
+}
+
+/// Whether the notes in `notes` (a note segment's bytes, maybe cut short)
+/// hold Go's build ID note. Each note: name size, descriptor size, type
+/// (4 bytes each), then the name and the descriptor, each padded to 4.
+fn has_go_note(notes: &[u8], le: bool) -> bool {
+    let pad = |n: u64| n.checked_add(3).map(|n| n & !3);
+    let mut at = 0usize;
+    while at + 12 <= notes.len() {
+        let namesz = read_uint(notes, at, 4, le);
+        let descsz = read_uint(notes, at + 4, 4, le);
+        let kind = read_uint(notes, at + 8, 4, le);
+        let name_at = at + 12;
+        // The Go linker writes the owner as `Go\0\0` (size 4); `Go\0`
+        // (size 3, padded) is the same owner written as the ELF spec does.
+        if kind == GO_NOTE_BUILDID
+            && matches!(namesz, 3 | 4)
+            && notes.get(name_at..name_at + 4) == Some(GO_NOTE_OWNER)
+        {
+            return true;
+        }
+        let next = pad(namesz)
+            .zip(pad(descsz))
+            .and_then(|(a, b)| a.checked_add(b))
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| name_at.checked_add(n));
+        match next {
+            Some(n) if n > at => at = n,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The `n`-byte (at most 8) unsigned integer at `off` in `b`.
@@ -254,6 +344,114 @@ mod tests {
         assert_eq!(check(&f, 4096), None);
         let read_fails = elf_has_interp(&elf(true, true, &[3], 64), 4096, |_, _| None);
         assert_eq!(read_fails, None);
+    }
+
+    /// One note: owner `name` (NUL added), type `kind`, `desc` bytes.
+    fn note(name: &[u8], kind: u32, desc: &[u8], le: bool) -> Vec<u8> {
+        let word = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
+        let mut n = Vec::new();
+        n.extend(word(name.len() as u32 + 1));
+        n.extend(word(desc.len() as u32));
+        n.extend(word(kind));
+        n.extend(name);
+        n.push(0);
+        while n.len() % 4 != 0 {
+            n.push(0);
+        }
+        n.extend(desc);
+        while n.len() % 4 != 0 {
+            n.push(0);
+        }
+        n
+    }
+
+    /// An image with headers `types` whose `PT_NOTE` headers all point at
+    /// `notes`, appended after the headers.
+    fn elf_notes(wide: bool, le: bool, types: &[u32], notes: &[u8]) -> Vec<u8> {
+        let mut f = elf(wide, le, types, 64);
+        let at = f.len() as u64;
+        f.extend(notes);
+        let ent: usize = if wide { 56 } else { 32 };
+        for (i, &t) in types.iter().enumerate() {
+            if t != PT_NOTE {
+                continue;
+            }
+            let h = 64 + i * ent;
+            let mut put = |off: usize, n: usize, v: u64| {
+                let b = if le { v.to_le_bytes() } else { v.to_be_bytes() };
+                let s = if le { &b[..n] } else { &b[8 - n..] };
+                f[h + off..h + off + n].copy_from_slice(s);
+            };
+            if wide {
+                put(8, 8, at);
+                put(0x20, 8, notes.len() as u64);
+            } else {
+                put(4, 4, at);
+                put(0x10, 4, notes.len() as u64);
+            }
+        }
+        f
+    }
+
+    fn kind(f: &[u8]) -> Option<ElfKind> {
+        elf_kind(&f[..f.len().min(256)], 4096, |off, buf| {
+            let off = usize::try_from(off).ok()?;
+            let src = f.get(off..).unwrap_or(&[]);
+            let n = src.len().min(buf.len());
+            buf[..n].copy_from_slice(&src[..n]);
+            Some(n)
+        })
+    }
+
+    #[test]
+    fn go_programs_are_told_by_their_build_id_note_in_every_layout() {
+        for wide in [true, false] {
+            for le in [true, false] {
+                let gnu = note(b"GNU", 3, &[7; 20], le);
+                let go = note(b"Go\0", 4, b"abc/def/ghi", le);
+                let both: Vec<u8> = [gnu.clone(), go.clone()].concat();
+                // Dynamic (cgo) or static, the note after others or alone.
+                let dyn_go = elf_notes(wide, le, &[6, 3, 4, 1], &both);
+                assert_eq!(
+                    kind(&dyn_go),
+                    Some(ElfKind::Go { dynamic: true }),
+                    "{wide} {le}"
+                );
+                let static_go = elf_notes(wide, le, &[1, 4], &go);
+                assert_eq!(
+                    kind(&static_go),
+                    Some(ElfKind::Go { dynamic: false }),
+                    "{wide} {le}"
+                );
+                // Notes of other owners, or Go's owner with another type.
+                let c = elf_notes(wide, le, &[6, 3, 4, 1], &gnu);
+                assert_eq!(kind(&c), Some(ElfKind::Dynamic));
+                let other = elf_notes(wide, le, &[1, 4], &note(b"Go\0", 1, b"x", le));
+                assert_eq!(kind(&other), Some(ElfKind::Static));
+                // The boolean form keeps its answer: a cgo Go program has
+                // an interpreter.
+                assert_eq!(check(&dyn_go, 4096), Some(false));
+            }
+        }
+    }
+
+    #[test]
+    fn broken_notes_end_the_walk() {
+        let le = true;
+        // A name size that runs past the segment, a huge one, a cut note.
+        let mut huge = note(b"GNU", 3, b"", le);
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let go = note(b"Go\0", 4, b"id", le);
+        for notes in [huge.clone(), [huge, go.clone()].concat(), go[..10].to_vec()] {
+            assert_eq!(
+                kind(&elf_notes(true, le, &[3, 4], &notes)),
+                Some(ElfKind::Dynamic)
+            );
+        }
+        // A note segment that points past the file's end.
+        let mut f = elf_notes(true, le, &[4], &go);
+        f.truncate(64 + 56);
+        assert_eq!(kind(&f), Some(ElfKind::Static));
     }
 
     #[test]
