@@ -49,23 +49,46 @@ pub(crate) fn find_library() -> Result<PathBuf, String> {
         .map_err(|e| format!("library not found (looked at {looked}), and {e}; set FSGUARD_LIB"))
 }
 
+/// A program the library cannot follow, and why.
+pub(crate) struct Unguarded {
+    /// The program (a script's interpreter), symlinks resolved.
+    pub(crate) path: PathBuf,
+    /// `"static"`, or `"go"`: its runtime makes its own system calls.
+    pub(crate) kind: &'static str,
+    /// Whether the library is loaded into it all the same (a cgo program).
+    pub(crate) loads_library: bool,
+}
+
 /// Whether the library cannot follow `exe`: statically linked (no
-/// `PT_INTERP`), directly or as a script's interpreter. Set-id bits are
-/// ignored under `no_new_privs`, which `run` always sets.
-pub(crate) fn static_program(exe: &Path, depth: u32) -> Option<PathBuf> {
+/// `PT_INTERP`) or a Go program, dynamic or static, directly or as a
+/// script's interpreter. Set-id bits are ignored under `no_new_privs`,
+/// which `run` always sets. Go calls libSystem on macOS, so there only a
+/// static program counts.
+pub(crate) fn unguarded_program(exe: &Path, depth: u32) -> Option<Unguarded> {
+    use fsguard_policy::program::ElfKind;
     let mut f = std::fs::File::open(exe).ok()?;
     let mut head = [0u8; 256];
     let n = std::io::Read::read(&mut f, &mut head).ok()?;
     let head = &head[..n];
     if head.starts_with(b"#!") && depth == 0 {
         let interp = &head[fsguard_policy::program::interpreter(head)?];
-        return static_program(Path::new(OsStr::from_bytes(interp)), 1);
+        return unguarded_program(Path::new(OsStr::from_bytes(interp)), 1);
     }
     // Every program header is looked at, read where the file holds it.
-    let interp = fsguard_policy::program::elf_has_interp(head, usize::MAX, |off, buf| {
+    let kind = fsguard_policy::program::elf_kind(head, usize::MAX, |off, buf| {
         std::os::unix::fs::FileExt::read_at(&f, buf, off).ok()
     })?;
-    (!interp).then(|| std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()))
+    let (kind, loads_library) = match kind {
+        ElfKind::Dynamic => return None,
+        ElfKind::Go { dynamic } if cfg!(not(target_os = "macos")) => ("go", dynamic),
+        ElfKind::Go { dynamic: true } => return None,
+        ElfKind::Go { dynamic: false } | ElfKind::Static => ("static", false),
+    };
+    Some(Unguarded {
+        path: std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf()),
+        kind,
+        loads_library,
+    })
 }
 
 /// Why dyld would not load the library into `exe` (or, for a script, its

@@ -28,7 +28,7 @@ use fsguard_policy::{
 
 use crate::gate::handshake;
 use crate::landlock::Landlock;
-use crate::library::{find_library, static_program, unloadable};
+use crate::library::{find_library, unguarded_program, unloadable};
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
 use crate::spawn::{
@@ -184,19 +184,25 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     if let Some(why) = unloadable(&exe, &lib) {
         return Err(why);
     }
-    let unguarded = static_program(&exe, 0);
-    if let Some(p) = &unguarded {
+    let unguarded = unguarded_program(&exe, 0);
+    if let Some(u) = &unguarded {
+        let (p, kind) = (&u.path, u.kind);
         match settings.unguarded_exec {
             UnguardedExec::Deny => {
-                trace_line(&settings, "blocked", "static", p);
+                trace_line(&settings, "blocked", kind, p);
+                let why = if kind == "go" {
+                    "a Go program (its runtime makes its own system calls)"
+                } else {
+                    "statically linked"
+                };
                 eprintln!(
-                    "fsguard: {}: statically linked, the library cannot follow it \
+                    "fsguard: {}: {why}, the library cannot follow it \
                      (unguarded_exec = deny)",
                     p.display()
                 );
                 return Ok(ExitCode::from(126));
             }
-            UnguardedExec::Warn => trace_line(&settings, "unguarded", "static", p),
+            UnguardedExec::Warn => trace_line(&settings, "unguarded", kind, p),
             UnguardedExec::Allow => {}
         }
     }
@@ -276,7 +282,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         env.extend(cache);
         cache_dirs = Some(dirs);
     }
-    let traced = unguarded.is_none();
+    // A dynamic Go program loads the library (and answers the gate); a
+    // static program never does.
+    let traced = unguarded.as_ref().is_none_or(|u| u.loads_library);
     if traced {
         env.push((
             "FSGUARD_HANDSHAKE_FD".into(),

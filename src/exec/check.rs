@@ -19,6 +19,11 @@ use crate::resolve::{self, Follow};
 enum Unguarded {
     Static,
     Setid,
+    /// A Go program, dynamic (cgo) or static: its runtime makes its own
+    /// system calls for all file I/O, so the library sees none of them.
+    /// (On macOS Go calls libSystem, which the library does see.)
+    #[cfg(not(target_os = "macos"))]
+    Go,
     /// macOS: under a directory System Integrity Protection guards, or
     /// flagged `SF_RESTRICTED`.
     #[cfg(target_os = "macos")]
@@ -34,6 +39,8 @@ impl Unguarded {
         match self {
             Unguarded::Static => "static",
             Unguarded::Setid => "setid",
+            #[cfg(not(target_os = "macos"))]
+            Unguarded::Go => "go",
             #[cfg(target_os = "macos")]
             Unguarded::Sip => "sip",
             #[cfg(target_os = "macos")]
@@ -251,7 +258,7 @@ fn open_exec(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Option<OwnedFd> {
 }
 
 /// Static (no `PT_INTERP`), set-id (the loader would run it in secure mode),
-/// or a script whose interpreter is one of those.
+/// Go (its own system calls), or a script whose interpreter is one of those.
 fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
     let st = rustix::fs::fstat(fd).ok()?;
     let mut head = [0u8; HEAD + 1];
@@ -269,8 +276,13 @@ fn classify(fd: BorrowedFd<'_>, follow_script: bool) -> Option<Unguarded> {
         return Some(Unguarded::Setid);
     }
     #[cfg(not(target_os = "macos"))]
-    if head.len() >= 4 && &head[..4] == b"\x7fELF" && !has_interp(fd, head)? {
-        return Some(Unguarded::Static);
+    if head.len() >= 4 && &head[..4] == b"\x7fELF" {
+        use fsguard_policy::program::ElfKind;
+        match elf_kind(fd, head)? {
+            ElfKind::Static => return Some(Unguarded::Static),
+            ElfKind::Go { .. } => return Some(Unguarded::Go),
+            ElfKind::Dynamic => {}
+        }
     }
     #[cfg(target_os = "macos")]
     if let Some(kind) = darwin_kind(fd, &st, head) {
@@ -365,14 +377,12 @@ fn setid_effective(st: &rustix::fs::Stat) -> bool {
     !crate::sys::no_new_privs()
 }
 
-/// Whether an ELF file names a program interpreter (is dynamically linked).
-/// As many program headers as 4 KiB hold are looked at.
+/// Whether an ELF program is dynamic, static or Go's. As many program
+/// headers as 4 KiB hold are looked at.
 #[cfg(not(target_os = "macos"))]
 #[inline(never)]
-fn has_interp(fd: BorrowedFd<'_>, head: &[u8]) -> Option<bool> {
-    fsguard_policy::program::elf_has_interp(head, 4096, |off, buf| {
-        rustix::io::pread(fd, buf, off).ok()
-    })
+fn elf_kind(fd: BorrowedFd<'_>, head: &[u8]) -> Option<fsguard_policy::program::ElfKind> {
+    fsguard_policy::program::elf_kind(head, 4096, |off, buf| rustix::io::pread(fd, buf, off).ok())
 }
 
 #[cfg(test)]
