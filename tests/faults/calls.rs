@@ -179,6 +179,106 @@ fn a_full_fd_table_gets_what_the_kernel_gives() {
     }
 }
 
+/// Holds 60 fds, lowers the soft `RLIMIT_NOFILE` to 16 (below them), then
+/// makes, in `argv[2]` threads at once, calls that need no new fd: `NAME
+/// ret errno` per call (thread 0's), then the soft limit after them all.
+const LOWERED_LIMIT: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static const char *dir;
+static char out[4096];
+#define P(name, expr) do { errno = 0; int r_ = (expr); if (id == 0) { size_t n_ = strlen(out); \
+    snprintf(out + n_, sizeof out - n_, "%s %d %d\n", name, r_ < 0 ? -1 : 0, r_ < 0 ? errno : 0); } } while (0)
+#include <string.h>
+static void *calls(void *arg) {
+    long id = (long)arg;
+    char a[4096], b[4096], l[4096], f[4096], h[4096];
+    snprintf(a, sizeof a, "%s/a%ld", dir, id);
+    snprintf(b, sizeof b, "%s/b%ld", dir, id);
+    snprintf(l, sizeof l, "%s/l%ld", dir, id);
+    snprintf(f, sizeof f, "%s/f%ld", dir, id);
+    snprintf(h, sizeof h, "%s/h%ld", dir, id);
+    for (int round = 0; round < (id == 0 ? 1 : 200); round++) {
+        P("mkdir", mkdir(a, 0755));
+        P("rename", rename(a, b));
+        P("symlink", symlink("b", l));
+        P("unlink", unlink(l));
+        P("rmdir", rmdir(b));
+        P("chmod", chmod(f, 0600));
+        P("truncate", truncate(f, 3));
+        P("link", link(f, h));
+        P("unlink2", unlink(h));
+    }
+    return NULL;
+}
+int main(int argc, char **argv) {
+    dir = argv[1];
+    int threads = atoi(argv[2]);
+    for (int i = 0; i < threads; i++) {
+        char f[4096];
+        snprintf(f, sizeof f, "%s/f%d", dir, i);
+        int fd = open(f, O_CREAT | O_WRONLY, 0644);
+        if (fd < 0) return 3;
+        close(fd);
+    }
+    for (int i = 0; i < 60; i++)
+        if (open("/dev/null", O_RDONLY) < 0) return 3;
+    struct rlimit r;
+    getrlimit(RLIMIT_NOFILE, &r);
+    r.rlim_cur = 16;
+    if (setrlimit(RLIMIT_NOFILE, &r)) return 3;
+    pthread_t t[16];
+    for (long i = 1; i < threads; i++) pthread_create(&t[i], NULL, calls, (void *)i);
+    calls((void *)0);
+    for (long i = 1; i < threads; i++) pthread_join(t[i], NULL);
+    getrlimit(RLIMIT_NOFILE, &r);
+    printf("%ssoft %ld\n", out, (long)r.rlim_cur);
+    return 0;
+}
+"#;
+
+/// Issue 28: with the soft limit lowered below the fds a program holds,
+/// calls that need no new fd succeed bare, and must guarded too (the
+/// guard's own fd is not the program's to count); with threads doing so at
+/// once, the limit is the program's again after them all.
+#[test]
+fn a_lowered_soft_limit_refuses_no_call_that_needs_no_fd() {
+    let s = Scratch::new("lowered");
+    let ws = s.ws();
+    let prog = compile(&s.0, "lowered", LOWERED_LIMIT, &["-pthread"]);
+    let want = "mkdir 0 0\nrename 0 0\nsymlink 0 0\nunlink 0 0\nrmdir 0 0\nchmod 0 0\n\
+                truncate 0 0\nlink 0 0\nunlink2 0 0\nsoft 16\n";
+    for threads in ["1", "8"] {
+        let bare = Command::new(&prog)
+            .args([ws.to_str().unwrap(), threads])
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&bare), want, "bare, {threads} threads");
+        let o = preloaded(
+            prog.to_str().unwrap(),
+            &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+        )
+        .args([ws.to_str().unwrap(), threads])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+        assert_eq!(
+            stdout(&o),
+            want,
+            "guarded, {threads} threads: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    }
+}
+
 /// freopen onto `argv[1]`: `ret errno fd-closed`.
 const REOPEN: &str = r#"
 #include <errno.h>
