@@ -1,0 +1,138 @@
+//! Descriptor numbers as bare: every call that makes a descriptor returns
+//! the lowest number not open, guarded as bare, whatever descriptors the
+//! library holds for itself while the call runs (tests/c/fdnum.c).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Every call fdnum.c makes: the open family (the openat2 route, the
+/// kernel's route through a symlink or /proc), creat, the temp files,
+/// directory streams, stdio streams, sockets, dup, the anonymous
+/// descriptors, pipes, posix_spawn's file actions and open_by_handle_at.
+const CALLS: &[&str] = &[
+    "open",
+    "open-creat",
+    "open-excl",
+    "open-symlink",
+    "open-symlink-creat",
+    "open-proc",
+    "open64",
+    "__open_2",
+    "openat",
+    "openat-symlink",
+    "creat",
+    "creat-existing",
+    "creat-symlink",
+    "syscall-open",
+    "syscall-openat",
+    "syscall-creat",
+    "mkstemp",
+    "mkostemp",
+    "mkstemps",
+    "tmpfile",
+    "opendir",
+    "opendir-symlink",
+    "opendir-proc",
+    "fdopendir",
+    "fopen",
+    "fopen-w",
+    "fopen-symlink",
+    "fopen-proc",
+    "freopen",
+    "popen",
+    "socket",
+    "socketpair",
+    "accept",
+    "dup",
+    "fcntl-dupfd",
+    "memfd_create",
+    "shm_open",
+    "inotify_init",
+    "eventfd",
+    "signalfd",
+    "timerfd_create",
+    "epoll_create1",
+    "pipe",
+    "pipe2",
+    "open_by_handle_at",
+    "posix_spawn",
+];
+
+/// The tree fdnum.c expects, in a fresh directory.
+fn tree(tag: &str) -> TempDir {
+    let t = TempDir::new(tag);
+    write_file(&t.join("f"), "f\n", 0o644);
+    mkdir(&t.join("d"));
+    write_file(&t.join("d/g"), "g\n", 0o644);
+    symlink("g", &t.join("d/lg"));
+    symlink("f", &t.join("ln"));
+    symlink("d", &t.join("ld"));
+    symlink("c_target", &t.join("lc"));
+    t
+}
+
+/// The policy: the tree as root, and /tmp writable (tmpfile creates there).
+fn config(dir: &Path) -> std::path::PathBuf {
+    let c = dir.join("policy.toml");
+    std::fs::write(
+        &c,
+        format!(
+            "root = {:?}\n[write]\nallow = [\"/tmp\"]\n",
+            dir.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    c
+}
+
+/// fdnum's line (its last on stderr) for one call.
+fn line(o: &Out) -> String {
+    o.stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("start="))
+        .unwrap_or("(no result line)")
+        .to_string()
+        + &o.stderr
+            .lines()
+            .filter(|l| l.starts_with("child="))
+            .map(|l| format!(" {l}"))
+            .collect::<String>()
+}
+
+#[test]
+fn every_call_gets_the_number_it_gets_bare() {
+    let prog = c_program("fdnum", &[]);
+    let mut f = Failures::default();
+    for hole in ["0", "1", "3"] {
+        for call in CALLS {
+            f.case();
+            let b = tree("fdnum-bare");
+            let bare = run(bare_cmd(&prog).args([hole, call]).current_dir(b.path()));
+            let g = tree("fdnum-guarded");
+            let cfg = config(g.path());
+            let guarded = run(
+                guarded_cmd(&prog, &[("FSGUARD_CONFIG", cfg.to_str().unwrap())])
+                    .args([hole, call])
+                    .current_dir(g.path()),
+            );
+            let (lb, lg) = (line(&bare), line(&guarded));
+            // Every call succeeds bare (open_by_handle_at needs privilege).
+            let made = !lb.contains(" r=-1") || *call == "open_by_handle_at";
+            if made && lb == lg && guarded.blocked().is_empty() {
+                continue;
+            }
+            f.fail(
+                &format!("{call} with a hole at {hole}"),
+                format!(
+                    "bare:    {lb}\nguarded: {lg}\n{}\n{}",
+                    bare.describe(),
+                    guarded.describe()
+                ),
+            );
+        }
+    }
+    f.finish("descriptor number");
+}
