@@ -136,3 +136,78 @@ fn every_call_gets_the_number_it_gets_bare() {
     }
     f.finish("descriptor number");
 }
+
+/// Gentoo sandbox's own helper case `creat-0 3 new1 0644` (its
+/// tests/creat-0.c: `creat("new1", 0644)` must return 3), built from a
+/// sandbox source tree named by `FSGUARD_GENTOO_SANDBOX` when one is there
+/// (its code is not ours to copy); without it, the same case in our own
+/// program: `creat` with fd 3 the lowest free (fdnum's hole at 3 and the
+/// table above it taken is the stricter form, in the test above).
+#[test]
+fn gentoo_sandbox_creat_0_case() {
+    let Some(src) = std::env::var_os("FSGUARD_GENTOO_SANDBOX")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.join("tests/creat-0.c").is_file() && p.join("headers.h").is_file())
+    else {
+        let prog = c_program("fdnum", &[]);
+        let t = tree("creat-0");
+        let cfg = config(t.path());
+        let o = run(
+            guarded_cmd(&prog, &[("FSGUARD_CONFIG", cfg.to_str().unwrap())])
+                .args(["3", "creat"])
+                .current_dir(t.path()),
+        );
+        assert!(line(&o).contains(" r=3 "), "{}", o.describe());
+        return;
+    };
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox-creat-0");
+    let mut cc = std::process::Command::new("cc");
+    cc.args(["-std=gnu11", "-D_GNU_SOURCE", "-w"]);
+    for h in [
+        "DIRENT",
+        "DLFCN",
+        "ERRNO",
+        "FCNTL",
+        "INTTYPES",
+        "LIMITS",
+        "SIGNAL",
+        "STDARG",
+        "STDBOOL",
+        "STDDEF",
+        "STDINT",
+        "STDIO",
+        "STDLIB",
+        "STRING",
+        "STRINGS",
+        "SYS_STAT",
+        "SYS_TYPES",
+        "SYS_TIME",
+        "SYS_MMAN",
+        "UNISTD",
+    ] {
+        cc.arg(format!("-DHAVE_{h}_H"));
+    }
+    // localdecls.h's one macro the helpers use (the file needs configure).
+    cc.arg("-DARRAY_SIZE(a)=(sizeof(a)/sizeof((a)[0]))")
+        .arg("-I")
+        .arg(&src)
+        .arg("-I")
+        .arg(src.join("tests"))
+        .arg("-o")
+        .arg(&out)
+        .arg(src.join("tests/creat-0.c"));
+    let built = run(&mut cc);
+    assert!(built.status.success(), "{}", built.describe());
+    let t = tree("sandbox-creat-0");
+    let o = run(
+        guarded_cmd(&out, &[("FSGUARD_ROOT", t.path().to_str().unwrap())])
+            .env("NOCOLOR", "1")
+            .args(["3", "new1", "0644"])
+            .current_dir(t.path()),
+    );
+    assert!(
+        o.status.success() && o.stdout.starts_with("PASS: creat(\"new1\", 644) = 3"),
+        "{}",
+        o.describe()
+    );
+}
