@@ -211,3 +211,22 @@ fn gentoo_sandbox_creat_0_case() {
         o.describe()
     );
 }
+
+/// Threads making descriptors at once, through the checks that hold fds of
+/// their own: no thread's descriptor is ever closed, moved or reused under
+/// it (the check's fds are moved high, never the program's moved down).
+#[test]
+fn threads_opening_at_once_keep_their_descriptors() {
+    let prog = c_program("fdrace", &["-pthread"]);
+    let t = TempDir::new("fdrace");
+    write_file(&t.join("f"), "f\n", 0o644);
+    symlink("f", &t.join("ln"));
+    let o = run(
+        guarded_cmd(&prog, &[("FSGUARD_ROOT", t.path().to_str().unwrap())]).current_dir(t.path()),
+    );
+    assert!(
+        o.status.success() && o.stdout == "ok 6\n" && o.blocked().is_empty(),
+        "{}",
+        o.describe()
+    );
+}
