@@ -265,8 +265,9 @@ macro_rules! hooks {
     // closed first, so a descriptor it makes (mkstemp, tmpfile) gets the
     // number it gets bare.
     (@unheld $vias:ident, [], []) => {
-        #[allow(clippy::let_unit_value)] // the fds closed, the name kept
-        let $vias = crate::guard::release((), $vias);
+        // Closing an fd of its own leaves errno as it was.
+        drop($vias);
+        let $vias = ();
     };
     (@unheld $vias:ident, $($held:tt)*) => {};
     (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
