@@ -241,7 +241,9 @@ macro_rules! hooks {
     (@act $vias:ident, $call:expr, $t:ident, $act:expr) => {
         if $vias.resolved() {
             let r = {
-                let $t = &$vias;
+                // Mutable for an act that makes a descriptor, which first
+                // moves the check's fds out of its way (`Vias::keep_high`).
+                let $t = &mut $vias;
                 $act
             };
             return crate::guard::release(r, $vias);
@@ -258,6 +260,16 @@ macro_rules! hooks {
             return crate::guard::release(r, $vias);
         }
     };
+    // A row that acts through neither an `act` nor a `via`: the real call
+    // gets the caller's own arguments, and the fds the check holds are
+    // closed first, so a descriptor it makes (mkstemp, tmpfile) gets the
+    // number it gets bare.
+    (@unheld $vias:ident, [], []) => {
+        // Closing an fd of its own leaves errno as it was.
+        drop($vias);
+        let $vias = ();
+    };
+    (@unheld $vias:ident, $($held:tt)*) => {};
     (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
         [$(crate::guard::Target {
             access: $access,
@@ -357,6 +369,7 @@ macro_rules! hooks {
             // holds, never the caller's string again.
             $(hooks!(@act vias, $call, $t, $act);)?
             hooks!(@viaact vias, $export, [$($vpath)?], ($($arg),*));
+            hooks!(@unheld vias, [$($t)?], [$($vpath)?]);
             $(#[cfg(target_os = "linux")]
             let via_path = if vias.resolved() { vias[0].abs() } else { $vpath.as_ptr() };
             #[cfg(not(target_os = "linux"))]

@@ -188,6 +188,15 @@ impl Vias {
     pub fn resolved(&self) -> bool {
         self.0.iter().any(|v| v.reach() != resolve::Reach::Caller)
     }
+
+    /// For a call that makes a descriptor: the fds the check holds moved
+    /// above the number the call gets (see [`Via::keep_high`]).
+    pub fn keep_high(&mut self) -> &Vias {
+        for v in &mut self.0 {
+            v.keep_high();
+        }
+        self
+    }
 }
 
 impl std::ops::Index<usize> for Vias {

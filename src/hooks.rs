@@ -117,6 +117,9 @@ fn dir_on(fd: c_int) -> *mut libc::DIR {
     }
 }
 
+/// creat(2) is open with these.
+const CREAT_FLAGS: c_int = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+
 const OPENDIR_FLAGS: c_int =
     libc::O_RDONLY | libc::O_NONBLOCK | libc::O_DIRECTORY | libc::O_CLOEXEC;
 
@@ -203,6 +206,27 @@ pub(crate) fn freopen_refused(mode: impl Into<*const c_char>, stream: *mut FILE)
 
 type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -> *mut FILE;
 
+/// freopen of the checked object: `/proc/self/fd/N` reopened by the real
+/// freopen, the check's fds kept high first (glibc `dup3`s the file it
+/// opens onto the stream's old number, which the check's fd may hold, and
+/// the check would then close the program's stream); on Darwin, where no
+/// path reaches an fd, refused (`hooks_more/acts.rs`).
+fn freopen_via(
+    t: &mut crate::guard::Vias,
+    path: CArg<'_>,
+    mode: CArg<'_>,
+    stream: *mut FILE,
+) -> *mut FILE {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = path;
+        let t = t.keep_high();
+        hooks!(@real "freopen", FreopenFn, std::ptr::null_mut(), (t[0].abs(), mode.as_ptr(), stream))
+    }
+    #[cfg(not(target_os = "linux"))]
+    crate::hooks_more::acts::freopen(&t[0], path, mode, stream)
+}
+
 /// fopen of the checked object: opened through the check's [`Via`], then
 /// `fdopen`; an unusual mode reopens `/proc/self/fd/N` with the real fopen.
 fn fopen_via(v: &Via, mode: CArg<'_>) -> *mut FILE {
@@ -285,7 +309,7 @@ hooks! {
         sys #[cfg(target_arch = "x86_64")] SYS_open,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
-        act |t| open_object(&t[0], flags, mode),
+        act |t| open_object(&t.keep_high()[0], flags, mode),
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
@@ -293,7 +317,10 @@ hooks! {
     fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
-        act |t| hooks!(@real "open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     "openat" as "openat"
@@ -301,7 +328,10 @@ hooks! {
         sys SYS_openat,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
-        act |t| hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
@@ -309,7 +339,10 @@ hooks! {
     fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenatFn = (dirfd, path, flags, mode as c_uint),
         fast crate::guard::open_fast(dirfd, path, flags, mode),
-        act |t| hooks!(@real "openat64", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint)),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "openat64", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
@@ -317,72 +350,86 @@ hooks! {
     "__open_2" as "open"
     fn __open_2(path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
-        act |t| hooks!(@real "__open_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "__open_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags)))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "__open64_2" as "open"
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(AT_FDCWD, path, flags),
-        act |t| hooks!(@real "__open64_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags))),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "__open64_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags)))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "__openat_2" as "openat"
     fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
-        act |t| hooks!(@real "__openat_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags))),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "__openat_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags)))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
     "__openat64_2" as "openat"
     fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
         fast crate::guard::open_fast_fortified(dirfd, path, flags),
-        act |t| hooks!(@real "__openat64_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags))),
+        act |t| {
+            let t = t.keep_high();
+            hooks!(@real "__openat64_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags)))
+        },
         fail -1,
         check [open_access(flags), open_follow(flags), dirfd, path, false];
     "creat" as "creat"
     fn creat(path: *const c_char, mode: mode_t) -> c_int,
         sys #[cfg(target_arch = "x86_64")] SYS_creat,
-        act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
+        fast crate::guard::open_fast(AT_FDCWD, path, CREAT_FLAGS, mode),
+        act |t| open_via(&t.keep_high()[0], CREAT_FLAGS, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "creat64" as "creat"
     fn creat64(path: *const c_char, mode: mode_t) -> c_int,
-        act |t| open_via(&t[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode),
+        fast crate::guard::open_fast(AT_FDCWD, path, CREAT_FLAGS, mode),
+        act |t| open_via(&t.keep_high()[0], CREAT_FLAGS, mode),
         fail -1,
         check [WRITE, Follow::Create, AT_FDCWD, path, false];
     /// glibc's fopen opens through an internal call no hook sees.
     "fopen" as "fopen"
     fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,
         fast fopen_fast(path, mode),
-        act |t| fopen_via(&t[0], mode),
+        act |t| fopen_via(&t.keep_high()[0], mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "fopen64" as "fopen"
     fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE,
         fast fopen_fast(path, mode),
-        act |t| fopen_via(&t[0], mode),
+        act |t| fopen_via(&t.keep_high()[0], mode),
         fail std::ptr::null_mut(),
         check [open_access(fopen_flags(mode)), open_follow(fopen_flags(mode)), AT_FDCWD, path, false];
     /// A NULL path reopens the stream's own file with a new mode.
     "freopen" as "freopen"
     fn freopen(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
-        via path,
+        act |t| freopen_via(t, path, mode, stream),
         fail freopen_refused(mode, stream),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     #[cfg(target_os = "linux")]
     "freopen64" as "freopen"
     fn freopen64(path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE,
-        via path,
+        act |t| freopen_via(t, path, mode, stream),
         fail freopen_refused(mode, stream),
         check [open_access(fopen_flags(mode)), stream_follow(path, mode), stream_fd(path, stream), path, false];
     "opendir" as "opendir"
     fn opendir(path: *const c_char) -> *mut libc::DIR,
         fast opendir_fast(path),
-        act |t| dir_on(open_via(&t[0], OPENDIR_FLAGS, 0)),
+        act |t| dir_on(open_via(&t.keep_high()[0], OPENDIR_FLAGS, 0)),
         fail std::ptr::null_mut(),
         check [READ, Follow::Yes, AT_FDCWD, path, false];
     "unlink" as "unlink"

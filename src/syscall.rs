@@ -241,7 +241,7 @@ pub unsafe extern "C" fn fsguard_syscall(
                 None => Ok(()),
                 // SAFETY: the caller's arguments, paths replaced by the
                 // checked objects' names.
-                Some(Ok(vias)) => return unsafe { act(nr, args, &vias) },
+                Some(Ok(mut vias)) => return unsafe { act(nr, args, vias.keep_high()) },
                 Some(Err(e)) => Err(e),
             }
         }
@@ -258,7 +258,8 @@ pub unsafe extern "C" fn fsguard_syscall(
 
 /// Makes a checked path system call act on the objects checked: each path
 /// argument replaced by the name of the fd the check holds
-/// (`/proc/self/fd/N[/name]`, absolute, so the dirfd argument is ignored).
+/// (`/proc/self/fd/N[/name]`, absolute, so the dirfd argument is ignored),
+/// kept high (the call may make a descriptor: `SYS_open`, `SYS_creat`).
 ///
 /// # Safety
 /// As [`real_syscall`].

@@ -50,6 +50,13 @@ const BAD_CONFIGS: &[(&str, &str)] = &[
         "[read]\ndeny = [\"\"]\n",
         "policy.toml:2: read.deny: empty pattern",
     ),
+    (
+        "[write]\nallow = [\"\"]\n",
+        "policy.toml:2: write.allow: empty pattern",
+    ),
+    // Issue 28: an empty root is not the config's own directory.
+    ("\nroot = \"\"\n", "policy.toml:2: root: empty"),
+    ("[log]\ntarget = \"\"\n", "policy.toml:2: log.target: empty"),
 ];
 
 /// Runs `sh -c 'echo ran > MARKER'` under the bad policy and asserts it did
@@ -179,6 +186,8 @@ fn bad_variables_stop_library_and_cli() {
         ("FSGUARD_ROOT", "no-such-dir", "no-such-dir"),
         ("FSGUARD_ROTO", "ws", "unknown variable FSGUARD_ROTO"),
         ("FSGUARD_LOG", "", "FSGUARD_LOG is empty"),
+        ("FSGUARD_ROOT", "", "FSGUARD_ROOT is empty"),
+        ("FSGUARD_CONFIG", "", "FSGUARD_CONFIG is empty"),
     ] {
         assert_refused(
             victim(guarded("/bin/sh", &[("FSGUARD_READONLY", "1"), (k, v)])),
@@ -199,6 +208,11 @@ fn bad_flags_exit_125_before_running() {
         (&["--log-format", "xml"][..], "--log-format: bad value"),
         (&["--deny-read", "/x/[a"][..], "bad glob"),
         (&["--root", "no-such-dir"][..], "--root no-such-dir"),
+        (&["--root", ""][..], "--root : empty"),
+        (&["--readonly="][..], "--readonly=: empty"),
+        (&["--config", ""][..], "--config needs a value"),
+        (&["--log", ""][..], "is empty"),
+        (&["--allow-write", ""][..], "empty pattern"),
         (&["--bogus"][..], "unknown option --bogus"),
     ] {
         let mut all = vec!["run"];

@@ -74,6 +74,9 @@ pub(super) unsafe fn fts_checked(
     // `link` chains the start entries, each with its C string `accpath`.
     unsafe {
         let cur = (*fts.cast::<Fts>()).cur;
+        if !cur.is_null() && (*cur).link.is_null() {
+            no_start_paths(cur);
+        }
         let mut p = if cur.is_null() { cur } else { (*cur).link };
         while !p.is_null() {
             let e = &mut *p;
@@ -97,6 +100,37 @@ pub(super) unsafe fn fts_checked(
     }
     set_errno(saved);
     fts
+}
+
+/// `FTS_ROOTLEVEL` and `FTS_ROOTPARENTLEVEL`: the levels of a start entry
+/// and of the node above them all.
+const FTS_ROOTLEVEL: i16 = 0;
+const FTS_ROOTPARENTLEVEL: i16 = -1;
+
+/// A stream of no start path (an empty argv) made safe to read and close.
+/// glibc's fts_open allocates the node above the start entries only when
+/// there is one, so its dummy current node is left with an uninitialized
+/// parent and level, which `fts_read` follows and frees (a crash, or a
+/// double free that corrupts the heap, by what the memory held before).
+/// The dummy gets that node, zeroed, at `FTS_ROOTPARENTLEVEL`: `fts_read`
+/// then frees both and returns NULL with errno 0 (an empty walk, as BSD's
+/// fts gives), and `fts_close` frees both.
+///
+/// # Safety
+/// `cur`: the dummy current node of a stream fts_open just made, with no
+/// start entry.
+unsafe fn no_start_paths(cur: *mut FtsEnt) {
+    // SAFETY: calloc of a node's size; glibc frees it with free().
+    let top = unsafe { libc::calloc(1, std::mem::size_of::<FtsEnt>()) }.cast::<FtsEnt>();
+    if top.is_null() {
+        return;
+    }
+    // SAFETY: `top` is ours, zeroed; `cur` the caller's dummy node.
+    unsafe {
+        (*top).level = FTS_ROOTPARENTLEVEL;
+        (*cur).parent = top;
+        (*cur).level = FTS_ROOTLEVEL;
+    }
 }
 
 /// glibc's `glob_t` (and `glob64_t`, the same on LP64).

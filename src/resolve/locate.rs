@@ -15,6 +15,9 @@ use super::fd_path::{fd_path, fd_path_cstr, fd_path_of, id_of};
 use super::lexical::lexical;
 use super::{dir, kernel_or_failed, Follow, PathBuf, RawPath, Reach, Unresolved, Via};
 
+/// The kernel's limit on a path argument, its NUL included.
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+
 /// Resolves `path` relative to `dirfd` into `out`, for a decision alone
 /// (see [`locate`] for calls that then act).
 pub fn resolve(
@@ -58,6 +61,12 @@ pub fn locate(
     let bytes = path.to_bytes();
     if bytes.is_empty() {
         return Err(Unresolved::Kernel(Errno::NOENT));
+    }
+    if bytes.len() >= PATH_MAX {
+        // The kernel takes no path argument of PATH_MAX bytes with its
+        // NUL: the call fails so, though the parent and name the guard
+        // would act through are short.
+        return Err(Unresolved::Kernel(Errno::NAMETOOLONG));
     }
     // An absolute path ignores dirfd, even an invalid one.
     let dirfd = if bytes[0] == b'/' {

@@ -57,6 +57,8 @@ pub struct Via {
     buf: Spill<VIA_INLINE>,
     /// Where the name starts in `buf`.
     name_at: usize,
+    /// How many bytes of `buf` are written, the NUL included.
+    end: usize,
 }
 
 impl Via {
@@ -71,6 +73,7 @@ impl Via {
             caller_path: path,
             buf: Spill::new(),
             name_at: 0,
+            end: 0,
         }
     }
 
@@ -126,6 +129,7 @@ impl Via {
         }
         self.put(n, b"\0");
         self.name_at = 0;
+        self.end = n + 1;
         Ok(())
     }
 
@@ -146,6 +150,7 @@ impl Via {
         self.put(0, &name[..n]);
         self.put(n, b"\0");
         self.name_at = 0;
+        self.end = n + 1;
         self.reach = Reach::Object;
         self.created = false;
         Ok(())
@@ -199,7 +204,47 @@ impl Via {
             n += 1;
         }
         self.put(n, b"\0");
+        self.end = n + 1;
         Ok(())
+    }
+
+    /// Moves the fd this Via opened above the numbers the program's own
+    /// calls get, for a call that makes a descriptor while the Via is held
+    /// (an open through it, an `fopen`, an `opendir`): POSIX gives such a
+    /// call the lowest number not open, which the Via's fd, opened a moment
+    /// ago, may hold. The fd is duplicated high (see
+    /// [`crate::reserve::dup_above`]) and the low one closed, so the real
+    /// call gets the number it gets bare; nothing is renumbered under
+    /// another thread. Left where it is when no higher number is free (the
+    /// call then fails EMFILE, or gets the next number).
+    pub(crate) fn keep_high(&mut self) {
+        if !self.owned || self.fd < 0 || self.reach == Reach::Caller {
+            return;
+        }
+        let old = self.fd;
+        // SAFETY: an fd this Via owns, open until closed below.
+        let Some(high) =
+            crate::reserve::dup_above(unsafe { std::os::fd::BorrowedFd::borrow_raw(old) })
+        else {
+            return;
+        };
+        self.fd = high;
+        #[cfg(target_os = "linux")]
+        {
+            // `/proc/self/fd/OLD…` becomes `/proc/self/fd/HIGH…`: the rest
+            // moves by the difference in digits.
+            let mut link = [0u8; FD_LINK_MAX];
+            let (was, now) = (fd_link(old, &mut link), fd_link(high, &mut link));
+            let buf = self.buf.buf();
+            buf.copy_within(was..self.end, now);
+            copy_into(&mut buf[..now], &link[..now]);
+            self.end = self.end + now - was;
+            if self.reach == Reach::Entry {
+                self.name_at = self.name_at + now - was;
+            }
+        }
+        // SAFETY: the low fd, ours, no longer referred to.
+        drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(old) });
     }
 
     /// The entry `name` in the directory held by `pfd`.

@@ -97,6 +97,63 @@ fn fts_on_a_refused_directory_reports_it_unreadable_like_glibc() {
     );
 }
 
+/// fts_open of an empty argv, then (`read`) fts_read to the end and
+/// fts_close, or (`close`) fts_close at once; several rounds, so a heap
+/// corrupted by one shows in the next.
+const FTS_EMPTY: &str = r#"
+#include <fts.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+int main(int argc, char **argv) {
+    for (int round = 0; round < 3; round++) {
+        char *none[] = {NULL};
+        void *junk = malloc(64);
+        memset(junk, 0x41, 64);
+        free(junk);
+        FTS *f = fts_open(none, FTS_PHYSICAL, NULL);
+        if (!f) { printf("open NULL errno=%d\n", errno); return 0; }
+        int n = 0;
+        errno = 0;
+        if (!strcmp(argv[1], "read"))
+            while (fts_read(f) != NULL) n++;
+        printf("read %d errno=%d\n", n, errno);
+        fts_close(f);
+    }
+    return 0;
+}
+"#;
+
+/// Issue 28: fts_open of no start path. glibc leaves the stream's dummy
+/// node half made, and fts_read crashes bare (or frees what it never
+/// allocated: a corrupted heap); guarded, the stream reads as an empty
+/// walk and closes cleanly, read or not.
+#[test]
+fn fts_open_of_no_path_never_corrupts_the_heap() {
+    let s = Scratch::new("fts-empty");
+    let ws = s.ws();
+    let prog = compile(&s.0, "fts_empty", FTS_EMPTY, &[]);
+    for how in ["read", "close"] {
+        let o = preloaded(
+            prog.to_str().unwrap(),
+            &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+        )
+        .arg(how)
+        .env("GLIBC_TUNABLES", "glibc.malloc.check=3")
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+        assert_eq!(code(&o), 0, "{how}: {}{}", stdout(&o), stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            "read 0 errno=0\n".repeat(3),
+            "{how}: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// Fills the fd table, then makes calls that need no new fd (and one that
 /// does): `NAME ret errno` per call.
 const FULL_TABLE: &str = r#"
@@ -176,6 +233,106 @@ fn a_full_fd_table_gets_what_the_kernel_gives() {
         assert!(!stderr(&o).contains("unresolved"), "{}", stderr(&o));
         assert!(ws.join("a").is_dir() && !ws.join("b").exists() && !ws.join("f").exists());
         std::fs::remove_dir(ws.join("a")).unwrap();
+    }
+}
+
+/// Holds 60 fds, lowers the soft `RLIMIT_NOFILE` to 16 (below them), then
+/// makes, in `argv[2]` threads at once, calls that need no new fd: `NAME
+/// ret errno` per call (thread 0's), then the soft limit after them all.
+const LOWERED_LIMIT: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static const char *dir;
+static char out[4096];
+#define P(name, expr) do { errno = 0; int r_ = (expr); if (id == 0) { size_t n_ = strlen(out); \
+    snprintf(out + n_, sizeof out - n_, "%s %d %d\n", name, r_ < 0 ? -1 : 0, r_ < 0 ? errno : 0); } } while (0)
+#include <string.h>
+static void *calls(void *arg) {
+    long id = (long)arg;
+    char a[4096], b[4096], l[4096], f[4096], h[4096];
+    snprintf(a, sizeof a, "%s/a%ld", dir, id);
+    snprintf(b, sizeof b, "%s/b%ld", dir, id);
+    snprintf(l, sizeof l, "%s/l%ld", dir, id);
+    snprintf(f, sizeof f, "%s/f%ld", dir, id);
+    snprintf(h, sizeof h, "%s/h%ld", dir, id);
+    for (int round = 0; round < (id == 0 ? 1 : 200); round++) {
+        P("mkdir", mkdir(a, 0755));
+        P("rename", rename(a, b));
+        P("symlink", symlink("b", l));
+        P("unlink", unlink(l));
+        P("rmdir", rmdir(b));
+        P("chmod", chmod(f, 0600));
+        P("truncate", truncate(f, 3));
+        P("link", link(f, h));
+        P("unlink2", unlink(h));
+    }
+    return NULL;
+}
+int main(int argc, char **argv) {
+    dir = argv[1];
+    int threads = atoi(argv[2]);
+    for (int i = 0; i < threads; i++) {
+        char f[4096];
+        snprintf(f, sizeof f, "%s/f%d", dir, i);
+        int fd = open(f, O_CREAT | O_WRONLY, 0644);
+        if (fd < 0) return 3;
+        close(fd);
+    }
+    for (int i = 0; i < 60; i++)
+        if (open("/dev/null", O_RDONLY) < 0) return 3;
+    struct rlimit r;
+    getrlimit(RLIMIT_NOFILE, &r);
+    r.rlim_cur = 16;
+    if (setrlimit(RLIMIT_NOFILE, &r)) return 3;
+    pthread_t t[16];
+    for (long i = 1; i < threads; i++) pthread_create(&t[i], NULL, calls, (void *)i);
+    calls((void *)0);
+    for (long i = 1; i < threads; i++) pthread_join(t[i], NULL);
+    getrlimit(RLIMIT_NOFILE, &r);
+    printf("%ssoft %ld\n", out, (long)r.rlim_cur);
+    return 0;
+}
+"#;
+
+/// Issue 28: with the soft limit lowered below the fds a program holds,
+/// calls that need no new fd succeed bare, and must guarded too (the
+/// guard's own fd is not the program's to count); with threads doing so at
+/// once, the limit is the program's again after them all.
+#[test]
+fn a_lowered_soft_limit_refuses_no_call_that_needs_no_fd() {
+    let s = Scratch::new("lowered");
+    let ws = s.ws();
+    let prog = compile(&s.0, "lowered", LOWERED_LIMIT, &["-pthread"]);
+    let want = "mkdir 0 0\nrename 0 0\nsymlink 0 0\nunlink 0 0\nrmdir 0 0\nchmod 0 0\n\
+                truncate 0 0\nlink 0 0\nunlink2 0 0\nsoft 16\n";
+    for threads in ["1", "8"] {
+        let bare = Command::new(&prog)
+            .args([ws.to_str().unwrap(), threads])
+            .env_remove("LD_PRELOAD")
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&bare), want, "bare, {threads} threads");
+        let o = preloaded(
+            prog.to_str().unwrap(),
+            &[("FSGUARD_ROOT", ws.to_str().unwrap())],
+        )
+        .args([ws.to_str().unwrap(), threads])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+        assert_eq!(
+            stdout(&o),
+            want,
+            "guarded, {threads} threads: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     }
 }
 

@@ -43,7 +43,7 @@ struct ListsFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LogFile {
-    target: Option<String>,
+    target: Option<toml::Spanned<String>>,
     format: Option<LogFormat>,
 }
 
@@ -90,6 +90,9 @@ fn key_at(text: &str, pos: usize) -> Option<String> {
 impl Builder {
     /// Applies a TOML config file; relative paths in it are against its directory.
     pub fn config_file(&mut self, path: &Path) -> Result<&mut Builder, Error> {
+        if path.as_os_str().is_empty() {
+            return Err(Error::new("the config path is empty"));
+        }
         let path = absolute(&self.ctx.cwd, path);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::new(format!("config {}: {e}", path.display())))?;
@@ -120,6 +123,12 @@ impl Builder {
         }
         if let Some(root) = cfg.root {
             let where_ = at(root.span());
+            if root.get_ref().is_empty() {
+                // Not the config's own directory by accident: that is ".".
+                return Err(Error::new(format!(
+                    "{where_}: root: empty (a root names a directory; \".\" is the config's own)"
+                )));
+            }
             let dir = expand_home(root.get_ref(), self.ctx.home.as_deref()).ok_or_else(|| {
                 Error::new(format!(
                     "{where_}: root: {}: $HOME is not set",
@@ -176,7 +185,13 @@ impl Builder {
         }
         if let Some(log) = cfg.log {
             if let Some(t) = log.target {
-                self.s.log.target = parse_log_target(&t, &base);
+                if t.get_ref().is_empty() {
+                    return Err(Error::new(format!(
+                        "{}: log.target: empty (use stderr, off or a path)",
+                        at(t.span())
+                    )));
+                }
+                self.s.log.target = parse_log_target(t.get_ref(), &base);
             }
             if let Some(f) = log.format {
                 self.s.log.format = f;

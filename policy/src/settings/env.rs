@@ -45,7 +45,11 @@ impl Builder {
             (Some(c), _) => {
                 self.config_file(c)?;
             }
-            (None, Some(c)) if !c.is_empty() => {
+            (None, Some("")) => {
+                // Unset by mistake (`FSGUARD_CONFIG=$CFG`), not "no config".
+                return Err(Error::new("FSGUARD_CONFIG is empty"));
+            }
+            (None, Some(c)) => {
                 self.config_file(Path::new(c))?;
             }
             _ => {}

@@ -15,6 +15,9 @@ impl Builder {
 
     /// Sets the root; relative to the working directory. It must exist.
     pub fn root(&mut self, dir: &str) -> Result<&mut Builder, Error> {
+        if dir.is_empty() {
+            return Err(Error::new("empty (a root names a directory)"));
+        }
         self.any = true;
         let p = expand_home(dir, self.ctx.home.as_deref())
             .map(|p| absolute(&self.ctx.cwd, &p))

@@ -62,6 +62,32 @@ fn env_layering_and_errors() {
     assert!(e.to_string().contains("missing"), "{e}");
     let mut b = Builder::new(ctx(&d));
     assert!(b.env([("FSGUARD_READONLY", "maybe")], None).is_err());
+    // Issue 28: no path-valued setting takes an empty string for "here".
+    for (k, v) in [
+        ("FSGUARD_ROOT", ""),
+        ("FSGUARD_CONFIG", ""),
+        ("FSGUARD_LOG", ""),
+    ] {
+        let mut b = Builder::new(ctx(&d));
+        let e = b.env([(k, v)], None).unwrap_err();
+        assert!(e.to_string().contains("empty"), "{k}: {e}");
+    }
+    let mut b = Builder::new(ctx(&d));
+    assert!(b.root("").unwrap_err().to_string().contains("empty"));
+    assert!(b
+        .config_file(std::path::Path::new(""))
+        .unwrap_err()
+        .to_string()
+        .contains("empty"));
+    let origin = d.join("policy.toml");
+    for (text, want) in [
+        ("root = \"\"\n", "policy.toml:1: root: empty"),
+        ("[log]\ntarget = \"\"\n", "policy.toml:2: log.target: empty"),
+    ] {
+        let mut b = Builder::new(ctx(&d));
+        let e = b.config_str(text, &origin).unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
