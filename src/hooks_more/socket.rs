@@ -51,7 +51,7 @@ hooks! {
         check [SOCKET, Follow::Yes, AT_FDCWD, sun_path_of(addr), false];
     /// glibc's public alias of connect.
     "__connect" as "connect"
-    fn fsguard_alias_connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int,
+    fn __connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int,
         answer {
             // SAFETY: connect's contract.
             unsafe { connect_to("connect", fd, addr, len) }
@@ -83,7 +83,7 @@ hooks! {
         check [SOCKET, Follow::Yes, AT_FDCWD, sun_path_of(each_msg_name), false];
     /// `GLIBC_PRIVATE`: glibc's internal sendmmsg, reachable through dlsym.
     "__sendmmsg" as "sendmmsg"
-    fn fsguard_alias_sendmmsg(fd: c_int, vec: *mut mmsghdr, vlen: c_uint, flags: c_int) -> c_int,
+    fn __sendmmsg(fd: c_int, vec: *mut mmsghdr, vlen: c_uint, flags: c_int) -> c_int,
         answer {
             // SAFETY: sendmmsg's contract.
             unsafe { sendmmsg_to(fd, vec, vlen, flags) }
