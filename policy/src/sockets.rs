@@ -12,6 +12,14 @@ pub fn is_abstract(name: &[u8]) -> bool {
     name.first() == Some(&b'@')
 }
 
+/// Whether a trace line of `call` on `name` is about a socket's rules
+/// ([`crate::Policy::decide_socket`]): a connect or send (to a socket
+/// file or an abstract socket), or a bind of an abstract name.
+pub fn decided_as_socket(call: &str, name: &[u8]) -> bool {
+    matches!(call, "connect" | "sendto" | "sendmsg" | "sendmmsg")
+        || call == "bind" && is_abstract(name)
+}
+
 /// The `unix_sockets` patterns that name abstract sockets (`@name`, or
 /// `@prefix*`), compiled. Path patterns are a [`crate::PatternSet`].
 #[derive(Clone, Debug, Default)]
@@ -164,6 +172,18 @@ mod tests {
         // A path is never an abstract name.
         assert_eq!(set.find(b"/x"), None);
         assert!(AbstractSet::new(&["/x".to_string()]).is_empty());
+    }
+
+    #[test]
+    fn socket_calls() {
+        assert!(decided_as_socket("connect", b"/x"));
+        assert!(decided_as_socket("sendmmsg", b"@x"));
+        assert!(decided_as_socket("bind", b"@x"));
+        assert!(
+            !decided_as_socket("bind", b"/x"),
+            "a socket file made: a write"
+        );
+        assert!(!decided_as_socket("open", b"/x"));
     }
 
     #[test]
