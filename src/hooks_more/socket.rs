@@ -230,7 +230,7 @@ unsafe fn sendmsg_to(fd: c_int, msg: *const msghdr, flags: c_int) -> ssize_t {
 /// The kernel's limit on the messages of one sendmmsg (`UIO_MAXIOV`).
 const MAX_MESSAGES: c_uint = 1024;
 /// Messages copied and sent per real sendmmsg.
-const BATCH: usize = 8;
+const BATCH: usize = 16;
 
 /// sendmmsg, in batches of copied headers: up to [`BATCH`] messages whose
 /// names reach no AF_UNIX socket, or one that does, checked (and sent
