@@ -12,6 +12,10 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         crate::hooks_more::MORE,
     ),
     ("With pre and post steps", crate::hooks_more::WRAPPED),
+    (
+        "AF_UNIX socket addresses (connect and sends)",
+        crate::hooks_more::SOCKETS,
+    ),
     ("exec and dlopen", crate::exec::EXEC_TABLE),
     ("posix_spawn file actions", crate::exec::SPAWN_TABLE),
     ("glibc aliases", crate::aliases::ALIASES),
@@ -70,6 +74,7 @@ fn access(e: &str) -> String {
         "WRITE" => "write".into(),
         "READ_EXEC" | "EXEC" => "exec (a read)".into(),
         "META" => "metadata".into(),
+        "SOCKET" => "write (a socket: `unix_sockets`)".into(),
         "ENOSYS" => "— (ENOSYS)".into(),
         other => code(other),
     }

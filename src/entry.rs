@@ -52,6 +52,7 @@ as_is!(
 as_is!(*const libc::timeval, *const libc::utimbuf);
 as_is!(*const libc::sockaddr, *const *mut c_char);
 as_is!(*const *const c_char);
+as_is!(*const libc::msghdr);
 // Distinct types on glibc; both `*mut c_void` on Darwin (opaque objects
 // libc allocates), so one pointer type there.
 #[cfg(target_os = "linux")]

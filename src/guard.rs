@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
-use fsguard_policy::{Access, Policy, Rule};
+use fsguard_policy::{Access, Hint, Policy, Rule};
 
 use crate::resolve::{self, Follow, Joined, PathBuf, RawPath, Unresolved, Via};
 use crate::trace::{Event, Sink};
@@ -227,10 +227,22 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
     let Some(g) = confining(targets) else {
         return Ok(());
     };
+    guarded(g, call, targets, || g.check(call, targets, &mut vias.0))
+}
+
+/// Runs one check of `call` on `targets`: errno kept, the spare fds taken
+/// back, a panic refused, an audited denial let through.
+#[inline(always)]
+fn guarded(
+    g: &Guard,
+    call: &'static str,
+    targets: &[Target],
+    check: impl FnOnce() -> Result<(), c_int>,
+) -> Result<(), c_int> {
     // Saved first: on Darwin the spares' system calls go through libc too.
     let saved = errno();
     crate::reserve::take();
-    let r = catch_unwind(AssertUnwindSafe(|| g.check(call, targets, &mut vias.0)))
+    let r = catch_unwind(AssertUnwindSafe(check))
         .unwrap_or_else(|_| crate::internal::check_failed(g, call, targets));
     set_errno(saved);
     // Err(AUDITED): a denial was logged in audit mode; the call goes ahead.
@@ -238,6 +250,40 @@ pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Re
         Ok(()) | Err(AUDITED) => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// The AF_UNIX socket a `connect` or send reaches, or an abstract socket a
+/// `bind` takes.
+#[derive(Clone, Copy)]
+pub enum Socket<'a> {
+    /// A socket file, by the path the caller gave (resolved from the cwd,
+    /// symlinks followed, as the kernel does).
+    Path(CArg<'a>),
+    /// An abstract socket: `@` and its name, each NUL shown as `@`.
+    Abstract(&'a [u8]),
+}
+
+/// Decides a call that reaches an AF_UNIX socket, by the socket rules
+/// ([`Policy::decide_socket`]): a socket file is resolved like any target,
+/// and on `Ok` `via` holds it (the call connects through its
+/// `/proc/self/fd` name, so the object checked is the one reached).
+pub fn check_socket(call: &'static str, socket: Socket<'_>, via: &mut Via) -> Result<(), c_int> {
+    let Some(g) = get() else {
+        return Ok(());
+    };
+    let (path, name) = match socket {
+        Socket::Path(p) => (p, None),
+        Socket::Abstract(n) => (CArg::NULL, Some(n)),
+    };
+    let t = Target {
+        access: Some(Access::Write),
+        follow: Follow::Yes,
+        dirfd: libc::AT_FDCWD,
+        path,
+        moves: false,
+    };
+    let targets = std::slice::from_ref(&t);
+    guarded(g, call, targets, || g.check_socket(call, &t, name, via))
 }
 
 /// Hands back a call's result `r` after dropping its `state` (closing the
@@ -425,6 +471,32 @@ impl Guard {
         }
     }
 
+    /// A socket `t` names (or the abstract socket `name`), decided by the
+    /// socket rules.
+    #[inline(never)]
+    fn check_socket(
+        &self,
+        call: &'static str,
+        t: &Target,
+        name: Option<&[u8]>,
+        via: &mut Via,
+    ) -> Result<(), c_int> {
+        let mut path = PathBuf::new();
+        let name = match name {
+            Some(n) => n,
+            None => {
+                self.resolve(call, t, &mut path, via)?;
+                path.as_bytes()
+            }
+        };
+        let d = self.policy.decide_socket(name);
+        if d.allowed {
+            return Ok(());
+        }
+        let hint = self.policy.socket_hint(name, d.rule);
+        self.deny_hinted(call, Access::Write, name, None, d.rule, hint)
+    }
+
     /// `mine` is the path this decision was about (the hint names it).
     fn deny(
         &self,
@@ -434,6 +506,20 @@ impl Guard {
         path: &[u8],
         dest: Option<&[u8]>,
         rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        let hint = self.policy.hint(access, mine, rule);
+        self.deny_hinted(call, access, path, dest, rule, hint)
+    }
+
+    /// Refuses a call: trace line (with `hint`), report; audit lets it pass.
+    fn deny_hinted(
+        &self,
+        call: &'static str,
+        access: Access,
+        path: &[u8],
+        dest: Option<&[u8]>,
+        rule: Rule<'_>,
+        hint: Option<Hint<'_>>,
     ) -> Result<(), c_int> {
         // The trace log stays protected in audit mode: the record of what
         // would have been blocked is the point of an audit.
@@ -454,7 +540,7 @@ impl Guard {
             dest,
             rule,
             errno,
-            hint: self.policy.hint(access, mine, rule),
+            hint,
         });
         crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         Err(if audit { AUDITED } else { errno })

@@ -162,6 +162,46 @@ pub static SYSCALLS_CUSTOM: &[HookInfo] = &[
         }],
     },
     HookInfo {
+        symbol: "syscall(SYS_connect)",
+        call: "connect",
+        checks: &[CheckInfo {
+            access: "SOCKET",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "arg2's sun_path, through the connect hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_sendto)",
+        call: "sendto",
+        checks: &[CheckInfo {
+            access: "SOCKET",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "arg5's sun_path, through the sendto hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_sendmsg)",
+        call: "sendmsg",
+        checks: &[CheckInfo {
+            access: "SOCKET",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "arg2's msg_name, through the sendmsg hook",
+        }],
+    },
+    HookInfo {
+        symbol: "syscall(SYS_sendmmsg)",
+        call: "sendmmsg",
+        checks: &[CheckInfo {
+            access: "SOCKET",
+            follow: "Follow::Yes",
+            dirfd: "AT_FDCWD",
+            path: "each msg_name of arg2, through the sendmmsg hook",
+        }],
+    },
+    HookInfo {
         symbol: "syscall(SYS_open_by_handle_at)",
         call: "open_by_handle_at",
         checks: &[CheckInfo {
@@ -228,6 +268,30 @@ pub unsafe extern "C" fn fsguard_syscall(
             let (fd, addr, len) = (a as c_int, b as *const libc::sockaddr, c as libc::socklen_t);
             // SAFETY: the caller's bind arguments.
             return unsafe { crate::hooks_more::bind(fd, addr, len) }.into();
+        }
+        // The AF_UNIX address calls: their hooks, which copy the address,
+        // check the socket it names and call libc's wrappers.
+        libc::SYS_connect => {
+            let (fd, addr, len) = (a as c_int, b as *const libc::sockaddr, c as libc::socklen_t);
+            // SAFETY: the caller's connect arguments.
+            return unsafe { crate::hooks_more::connect(fd, addr, len) }.into();
+        }
+        libc::SYS_sendto => {
+            let (buf, n, flags) = (b as *const std::ffi::c_void, c as libc::size_t, d as c_int);
+            let (addr, len) = (e as *const libc::sockaddr, f as libc::socklen_t);
+            // SAFETY: the caller's sendto arguments.
+            return unsafe { crate::hooks_more::sendto(a as c_int, buf, n, flags, addr, len) }
+                as c_long;
+        }
+        libc::SYS_sendmsg => {
+            let (msg, flags) = (b as *const libc::msghdr, c as c_int);
+            // SAFETY: the caller's sendmsg arguments.
+            return unsafe { crate::hooks_more::sendmsg(a as c_int, msg, flags) } as c_long;
+        }
+        libc::SYS_sendmmsg => {
+            let (vec, vlen, flags) = (b as *mut libc::mmsghdr, c as std::ffi::c_uint, d as c_int);
+            // SAFETY: the caller's sendmmsg arguments.
+            return unsafe { crate::hooks_more::sendmmsg(a as c_int, vec, vlen, flags) }.into();
         }
         libc::SYS_open_by_handle_at => {
             let (mount_fd, handle, flags) = (a as c_int, b as *mut std::ffi::c_void, c as c_int);

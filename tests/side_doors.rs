@@ -322,11 +322,23 @@ const UNREACHABLE: &[(&str, &str)] = &[
     ("__file_is_unchanged", "compares two records"),
     ("__endmntent", "closes a mount table FILE"),
     ("__getmntent_r", "reads an open mount table FILE"),
-    (
-        "__connect",
-        "connect(2): AF_UNIX connect is not confined (docs/limits.md)",
-    ),
     ("__socket", "creates an unnamed socket"),
+    (
+        "__send",
+        "send(2): no address, the connected peer (checked at connect)",
+    ),
+    (
+        "__res_send",
+        "the DNS resolver: queries the configured name servers, no AF_UNIX address",
+    ),
+    (
+        "__res_nsend",
+        "the DNS resolver: queries the configured name servers, no AF_UNIX address",
+    ),
+    (
+        "__res_context_send",
+        "the DNS resolver: queries the configured name servers, no AF_UNIX address",
+    ),
     // Names and databases, not caller paths.
     (
         "__mktemp",
@@ -431,6 +443,7 @@ const PATHLIKE: &[&str] = &[
     "bind",
     "socket",
     "connect",
+    "send",
     "load",
     "module",
     "gconv",

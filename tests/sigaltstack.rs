@@ -7,7 +7,8 @@
 //! and fexecve of a program outside the root (denied), execve and execveat
 //! of a `#!` script (allowed: the handler's exec runs it), and a denied
 //! posix_spawn. system and popen are not async-signal-safe, so no program
-//! may call them from a handler: not covered here.
+//! may call them from a handler: not covered here. connect and sendto are
+//! (an AF_UNIX socket file checked, and reached through its fd), so they are.
 //!
 //! `tests/c/sigaltstack.c` runs each call in a handler on such a stack with
 //! 64 KiB of `PROT_NONE` below it (an overflow kills the program instead of
@@ -158,6 +159,12 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
     let script_deep = src.with_file_name("script");
     write_file(&script_deep, &body, 0o755);
 
+    // A file where a socket would be, outside (its connect is refused
+    // before the kernel finds it is none), and through a symlink.
+    let sock = outside.join("sock");
+    write_file(&sock, "", 0o644);
+    write_file(&linked.join("sock"), "", 0o644);
+
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let cases = [
         Case {
@@ -257,6 +264,27 @@ fn run_cases(format: &str) -> Vec<(String, usize)> {
             errno: EACCES,
             execs: false,
             line: denied("posix_spawn", "exec", prog_deep.clone()),
+        },
+        Case {
+            what: "allowed connect",
+            arg: format!("listen:{}", s(&ws.join("l.sock"))),
+            errno: 0,
+            execs: false,
+            line: None,
+        },
+        Case {
+            what: "denied connect",
+            arg: format!("connect:{}", s(&sock)),
+            errno: EACCES,
+            execs: false,
+            line: denied("connect", "write", sock.clone()),
+        },
+        Case {
+            what: "denied sendto via symlink",
+            arg: format!("sendto:{}", s(&ws.join("link/sock"))),
+            errno: EACCES,
+            execs: false,
+            line: denied("sendto", "write", linked.join("sock")),
         },
         Case {
             what: "allowed execve of a #! script",

@@ -62,6 +62,7 @@ fn describe(s: &Settings) -> String {
     let _ = writeln!(o, "ipc = {}", s.ipc);
     let _ = writeln!(o, "proc = {}", s.proc);
     let _ = writeln!(o, "cache = {}", s.cache);
+    let _ = writeln!(o, "unix_sockets = {}", list(&s.unix_sockets));
     for (name, l) in [("read", &s.read), ("write", &s.write)] {
         let _ = writeln!(o, "\n[{name}]");
         let _ = writeln!(o, "allow = {}", list(&l.allow));

@@ -71,7 +71,8 @@ pub fn find(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
 
 /// Refuses a discovered file that would reach beyond its own directory:
 /// a root outside it, writes anywhere (no root, not read-only, no write
-/// allow-list), an `allow` rule outside it, `secrets = false`, audit mode,
+/// allow-list), an `allow` rule or a `unix_sockets` entry outside it (an
+/// abstract socket is outside any directory), `secrets = false`, audit mode,
 /// `unguarded_exec = "allow"`, or a `[log] target` (the record is the
 /// user's to place, not the workspace's).
 pub fn check(file: &Path, ctx: Context) -> Result<(), String> {
@@ -99,6 +100,15 @@ pub fn check(file: &Path, ctx: Context) -> Result<(), String> {
     ] {
         for p in pats.iter().filter(|p| !inside(p)) {
             why.push(format!("{key} {p:?} is outside {}", dir.display()));
+        }
+    }
+    for p in &s.unix_sockets {
+        if p.starts_with('@') {
+            why.push(format!(
+                "unix_sockets {p:?} is an abstract socket, outside any directory"
+            ));
+        } else if !inside(p) {
+            why.push(format!("unix_sockets {p:?} is outside {}", dir.display()));
         }
     }
     if !s.secrets {
@@ -208,6 +218,29 @@ mod tests {
             std::fs::write(&f, text).unwrap();
             let e = check(&f, ctx(&repo)).unwrap_err();
             assert!(e.contains(why) && e.contains("--no-config"), "{text}: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Issue 27 item 9: a discovered file may name sockets in its own
+    /// directory only.
+    #[test]
+    fn unix_sockets_are_doors_out_a_discovered_file_names_only_its_own() {
+        let d = tmp("sockets");
+        let repo = d.join("repo");
+        let f = repo.join(NAME);
+        std::fs::write(&f, "root = \".\"\nunix_sockets = [\"run/db.sock\"]\n").unwrap();
+        assert_eq!(check(&f, ctx(&repo)), Ok(()));
+        for (text, why) in [
+            (
+                "root = \".\"\nunix_sockets = [\"/var/run/docker.sock\"]\n",
+                "outside",
+            ),
+            ("root = \".\"\nunix_sockets = [\"@x\"]\n", "abstract"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = check(&f, ctx(&repo)).unwrap_err();
+            assert!(e.contains("unix_sockets") && e.contains(why), "{text}: {e}");
         }
         let _ = std::fs::remove_dir_all(&d);
     }

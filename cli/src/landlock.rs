@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use fsguard_policy::{canonical_prefix, Settings, DEVICES};
+use fsguard_policy::{canonical_prefix, Policy, Settings, DEVICES};
 use landlock::{
-    Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
+    Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 
 pub use crate::args::Landlock;
@@ -250,14 +250,35 @@ pub fn ruleset(
     }
     // Not the log file: the supervisor writes it, the command never does.
 
+    // Reads the policy denies inside a directory granted whole: that
+    // directory's entries granted one by one instead, the denied left out.
+    let grants = if audit {
+        rules.into_iter().map(|(p, a)| Grant::path(p, a)).collect()
+    } else {
+        let denied = read_denies(s, &rules);
+        let (grants, notes) = carve(rules, &denied, read, CARVE_MAX);
+        for n in notes {
+            eprintln!("fsguard: {TAG}: {n}");
+        }
+        grants
+    };
+
     let level = if mode == Landlock::Required {
         CompatLevel::HardRequirement
     } else {
         CompatLevel::BestEffort
     };
+    let abstract_scope = wants_abstract_scope(s, mode, kernel_abi())?;
     let mut ruleset = Ruleset::default()
         .set_compatibility(level)
         .handle_access(all)
+        .and_then(|r| {
+            if abstract_scope {
+                r.scope(Scope::AbstractUnixSocket)
+            } else {
+                Ok(r)
+            }
+        })
         .and_then(|r| r.create())
         .map_err(|e| {
             let abi = kernel_abi();
@@ -270,26 +291,246 @@ pub fn ruleset(
                 _ => format!("landlock: {e}"),
             }
         })?;
-    for (path, access) in rules {
-        let Ok(fd) = PathFd::new(&path) else { continue };
+    for g in grants {
+        let Some(fd) = g.open() else { continue };
         // What the descriptor names, not the path again (a second lookup,
         // and one that could find something else).
-        let access = if is_dir(&fd) { access } else { access & file };
+        let access = match file_type(&fd) {
+            Some(libc::S_IFDIR) => g.access,
+            // An entry that is a symlink: what it points to is governed by
+            // the rules of where that lies, not by this one.
+            Some(libc::S_IFLNK) | None => continue,
+            Some(_) => g.access & file,
+        };
+        if access.is_empty() {
+            continue;
+        }
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| format!("landlock: {}: {e}", path.display()))?;
+            .map_err(|e| format!("landlock: {}: {e}", g.path.display()))?;
     }
     Ok(ruleset)
 }
 
-/// Whether `fd` is a directory.
-fn is_dir(fd: &PathFd) -> bool {
-    use std::os::fd::{AsFd, AsRawFd};
+/// Whether the ruleset scopes abstract UNIX sockets (`LANDLOCK_SCOPE_
+/// ABSTRACT_UNIX_SOCKET`, ABI 6): when the policy refuses them and names
+/// none (a socket another process made, which the scope would refuse), on
+/// a kernel that has the scope. Err: `--landlock=required` on a kernel
+/// without it.
+fn wants_abstract_scope(s: &Settings, mode: Landlock, abi: i32) -> Result<bool, String> {
+    let Ok(p) = Policy::new(s.clone()) else {
+        return Ok(false);
+    };
+    let wanted = s.mode != fsguard_policy::Mode::Audit
+        && p.refuses_abstract_sockets()
+        && !p.names_abstract_sockets();
+    if !wanted || abi >= 6 {
+        return Ok(wanted);
+    }
+    if mode == Landlock::Required {
+        return Err(format!(
+            "--landlock=required: this kernel (Landlock ABI {abi}) has no abstract UNIX \
+             socket scope (ABI 6); the library alone would refuse abstract sockets"
+        ));
+    }
+    Ok(false)
+}
+
+/// One rule of the ruleset: a path and the rights granted beneath it.
+#[derive(Debug)]
+struct Grant {
+    path: PathBuf,
+    access: BitFlags<AccessFs>,
+    /// An entry of a directory split by [`carve`]: opened without following
+    /// a symlink (and left out if it is one).
+    entry: bool,
+}
+
+impl Grant {
+    fn path(path: PathBuf, access: BitFlags<AccessFs>) -> Grant {
+        Grant {
+            path,
+            access,
+            entry: false,
+        }
+    }
+
+    /// An `O_PATH` descriptor of the path (as the landlock crate's
+    /// `PathFd`), not following a final symlink for an entry.
+    fn open(&self) -> Option<std::os::fd::OwnedFd> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if self.entry { libc::O_NOFOLLOW } else { 0 };
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_CLOEXEC | nofollow)
+            .open(&self.path)
+            .ok()
+            .map(Into::into)
+    }
+}
+
+/// The file type (`S_IFDIR`, `S_IFLNK`, …) of what `fd` holds.
+fn file_type(fd: &impl std::os::fd::AsRawFd) -> Option<libc::mode_t> {
     // SAFETY: a zeroed stat, filled by the kernel for a descriptor we own.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
-    let r = unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) };
-    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+    let r = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
+    (r == 0).then_some(st.st_mode & libc::S_IFMT)
+}
+
+/// The most rules [`carve`] adds for one directory granted whole (its
+/// entries, and theirs down to each denied path): a directory with more
+/// stays granted whole, and the library alone refuses the reads denied in
+/// it. /etc has a few hundred entries; a home directory as many.
+const CARVE_MAX: usize = 4096;
+
+/// The read denies Landlock can honour, for the rules granted: the literal
+/// paths of `read.deny`, `read.deny_always` and `secrets` (a glob names no
+/// object Landlock could leave out). Not one inside a write area: its rule
+/// grants the path anyway, and files made there later must stay readable.
+fn read_denies(s: &Settings, rules: &[(PathBuf, BitFlags<AccessFs>)]) -> Vec<PathBuf> {
+    let write = AccessFs::from_write(NEWEST);
+    let literal = |p: &&String| !p.contains(['*', '?', '[', '{', '\\']);
+    let secrets = s.secret_paths.iter().filter(|_| s.secrets);
+    let mut out: Vec<PathBuf> = s
+        .read
+        .deny
+        .iter()
+        .chain(&s.read.deny_always)
+        .chain(secrets)
+        .filter(literal)
+        .map(PathBuf::from)
+        .filter(|d| {
+            !rules
+                .iter()
+                .any(|(r, a)| a.intersects(write) && d.starts_with(r))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Leaves the `denied` paths out of the read rights of `rules`: a rule on a
+/// directory holding a denied path keeps its other rights (and listing,
+/// `readdir`), and its entries are granted the read rights one by one, down
+/// to each denied path, which is left out; a rule on a denied path, or
+/// below one, loses its read rights. At most `max` entries per directory
+/// granted whole, else it stays whole (said in the notes).
+///
+/// What Landlock cannot express stays the library's: names below a split
+/// directory remain listable, and an entry made there later is granted no
+/// read right.
+fn carve(
+    rules: Vec<(PathBuf, BitFlags<AccessFs>)>,
+    denied: &[PathBuf],
+    read: BitFlags<AccessFs>,
+    max: usize,
+) -> (Vec<Grant>, Vec<String>) {
+    let moved = read & !AccessFs::ReadDir;
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    // By the objects they name: `/bin` is `/usr/bin` on a merged /usr, and
+    // a rule on it must be split as `/usr/bin`'s is.
+    let mut named: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    for (r, a) in rules {
+        let r = std::fs::canonicalize(&r).unwrap_or(r);
+        match named.iter_mut().find(|(q, _)| *q == r) {
+            Some((_, have)) => *have |= a,
+            None => named.push((r, a)),
+        }
+    }
+    for (r, a) in named {
+        let inside = |d: &&PathBuf| d.starts_with(&r) && **d != r;
+        if a & moved == BitFlags::EMPTY || !denied.iter().any(|d| inside(&d) || r.starts_with(d)) {
+            out.push(Grant::path(r, a));
+            continue;
+        }
+        let kept = a & !moved;
+        if denied.iter().any(|d| r.starts_with(d)) {
+            // The rule's path is itself denied, or lies below a denied one.
+            if !kept.is_empty() {
+                out.push(Grant::path(r, kept));
+            }
+            continue;
+        }
+        let below: Vec<&PathBuf> = denied.iter().filter(inside).collect();
+        let mut entries = Vec::new();
+        match split(&r, &below, a & moved, max, &mut entries) {
+            Ok(()) => {
+                if !kept.is_empty() {
+                    out.push(Grant::path(r, kept));
+                }
+                out.extend(entries);
+            }
+            Err(why) => {
+                notes.push(format!(
+                    "{} granted whole for reading ({why}): the library alone refuses {}",
+                    r.display(),
+                    below
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                out.push(Grant::path(r, a));
+            }
+        }
+    }
+    // A directory split for two rules (`/usr` and `/usr/bin`) lists its
+    // entries twice: one rule each.
+    let mut seen: std::collections::HashMap<(PathBuf, bool), usize> = Default::default();
+    let mut merged: Vec<Grant> = Vec::with_capacity(out.len());
+    for g in out {
+        match seen.entry((g.path.clone(), g.entry)) {
+            std::collections::hash_map::Entry::Occupied(i) => merged[*i.get()].access |= g.access,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(merged.len());
+                merged.push(g);
+            }
+        }
+    }
+    (merged, notes)
+}
+
+/// The entries of directory `dir`, each granted `access`, but those in
+/// `denied` (left out) and those above one (split in turn). Err: why it
+/// was given up (over `max` entries, an unreadable directory).
+fn split(
+    dir: &Path,
+    denied: &[&PathBuf],
+    access: BitFlags<AccessFs>,
+    max: usize,
+    out: &mut Vec<Grant>,
+) -> Result<(), String> {
+    let list = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for e in list {
+        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let p = e.path();
+        if denied.iter().any(|d| **d == p) {
+            continue;
+        }
+        let below: Vec<&PathBuf> = denied
+            .iter()
+            .copied()
+            .filter(|d| d.starts_with(&p))
+            .collect();
+        // A denied path's ancestors are real directories (denied paths are
+        // resolved); one that is not is granted whole.
+        if !below.is_empty() && e.file_type().is_ok_and(|t| t.is_dir()) {
+            split(&p, &below, access, max, out)?;
+            continue;
+        }
+        if out.len() >= max {
+            return Err(format!("over {max} entries"));
+        }
+        out.push(Grant {
+            path: p,
+            access,
+            entry: true,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -386,5 +627,145 @@ mod tests {
             assert!(e.contains("only partially enforced"), "{e}");
             assert!(e.contains("ioctl"), "{e}");
         }
+    }
+
+    fn tree(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fsguard-carve-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("b/deep")).unwrap();
+        for f in ["a", "b/secret", "b/ok", "b/deep/x"] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink("b/secret", d.join("link")).unwrap();
+        std::fs::canonicalize(d).unwrap()
+    }
+
+    fn shown(grants: &[Grant], base: &Path) -> Vec<String> {
+        let mut v: Vec<String> = grants
+            .iter()
+            .map(|g| {
+                let p = g
+                    .path
+                    .strip_prefix(base)
+                    .unwrap_or(&g.path)
+                    .display()
+                    .to_string();
+                let reads = g.access.contains(AccessFs::ReadFile);
+                format!(
+                    "{p}{}{}",
+                    if g.entry { " entry" } else { "" },
+                    if reads { " read" } else { " list" }
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Issue 27 item 7: a directory granted for reading that holds a denied
+    /// path is granted entry by entry, down to the denied path, left out.
+    #[test]
+    fn landlock_grants_more_than_the_policy_carved() {
+        let d = tree("split");
+        let read = AccessFs::from_read(NEWEST);
+        let denied = vec![d.join("b/secret")];
+        let (g, notes) = carve(vec![(d.clone(), read)], &denied, read, 100);
+        assert!(notes.is_empty(), "{notes:?}");
+        // The directory itself keeps listing (beneath it too: `b` needs no
+        // rule of its own); each entry is granted, `b/secret` is not.
+        assert_eq!(
+            shown(&g, &d),
+            [
+                " list",
+                "a entry read",
+                "b/deep entry read",
+                "b/ok entry read",
+                "link entry read"
+            ]
+        );
+        // The symlink entry is opened without following: left out.
+        let link = g.iter().find(|g| g.path.ends_with("link")).unwrap();
+        assert_eq!(
+            link.open().and_then(|fd| file_type(&fd)),
+            Some(libc::S_IFLNK)
+        );
+        // A rule on a denied path, or beneath one, keeps no read right.
+        let (g, _) = carve(vec![(d.join("b/secret"), read)], &denied, read, 100);
+        assert!(
+            g.iter().all(|g| !g.access.contains(AccessFs::ReadFile)),
+            "{g:?}"
+        );
+        // Too many entries: granted whole, and said.
+        let (g, notes) = carve(vec![(d.clone(), read)], &denied, read, 2);
+        assert_eq!(shown(&g, &d), [" read"]);
+        assert!(
+            notes[0].contains("granted whole") && notes[0].contains("b/secret"),
+            "{notes:?}"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn landlock_grants_more_than_the_policy_denies_it_can_honour() {
+        let read = AccessFs::from_read(NEWEST);
+        let write = AccessFs::from_write(NEWEST);
+        let s = Settings {
+            read: fsguard_policy::Lists {
+                deny: vec!["/ws/k".into(), "/etc/**/*.key".into()],
+                deny_always: vec!["/etc/x".into()],
+                ..Default::default()
+            },
+            secret_paths: vec!["/etc/shadow".into(), "/h/.cargo/credentials*".into()],
+            ..Settings::default()
+        };
+        let rules = vec![
+            (PathBuf::from("/ws"), read | write),
+            (PathBuf::from("/etc"), read),
+        ];
+        // Not a glob; not inside a write area (the root).
+        assert_eq!(
+            read_denies(&s, &rules),
+            [PathBuf::from("/etc/shadow"), PathBuf::from("/etc/x")]
+        );
+        let off = Settings {
+            secrets: false,
+            ..s
+        };
+        assert_eq!(read_denies(&off, &rules), [PathBuf::from("/etc/x")]);
+    }
+
+    /// Issue 27 item 9: the abstract-socket scope where the policy refuses
+    /// abstract sockets and names none, and the kernel has it.
+    #[test]
+    fn unix_sockets_are_doors_out_abstract_scope() {
+        let confined = Settings {
+            readonly: true,
+            ..Settings::default()
+        };
+        assert_eq!(wants_abstract_scope(&confined, Landlock::Auto, 6), Ok(true));
+        assert_eq!(
+            wants_abstract_scope(&confined, Landlock::Auto, 5),
+            Ok(false)
+        );
+        let e = wants_abstract_scope(&confined, Landlock::Required, 5).unwrap_err();
+        assert!(e.contains("abstract"), "{e}");
+        let named = Settings {
+            unix_sockets: vec!["@x".into()],
+            ..confined.clone()
+        };
+        assert_eq!(
+            wants_abstract_scope(&named, Landlock::Required, 5),
+            Ok(false)
+        );
+        let audit = Settings {
+            mode: fsguard_policy::Mode::Audit,
+            ..confined
+        };
+        assert_eq!(wants_abstract_scope(&audit, Landlock::Auto, 7), Ok(false));
+        // Writes anywhere: abstract sockets too.
+        assert_eq!(
+            wants_abstract_scope(&Settings::default(), Landlock::Auto, 7),
+            Ok(false)
+        );
     }
 }

@@ -21,6 +21,7 @@ mod report;
 mod run;
 mod settings;
 mod signals;
+mod sockets;
 mod spawn;
 mod suggest;
 mod sys;

@@ -165,17 +165,28 @@ impl Report {
         let mut seen: Vec<String> = Vec::new();
         for (ev, _) in &self.events {
             let mut it = ev.splitn(3, ' ');
-            let (Some(_call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
+            let (Some(call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
                 continue;
             };
             let Some(access) = fsguard_policy::Access::parse(access) else {
                 continue;
             };
-            let d = policy.decide(access, path.as_bytes());
+            let p = path.as_bytes();
+            let socket = fsguard_policy::sockets::decided_as_socket(call, p);
+            let d = if socket {
+                policy.decide_socket(p)
+            } else {
+                policy.decide(access, p)
+            };
             if d.allowed {
                 continue;
             }
-            if let Some(h) = policy.hint(access, path.as_bytes(), d.rule) {
+            let hint = if socket {
+                policy.socket_hint(p, d.rule)
+            } else {
+                policy.hint(access, p, d.rule)
+            };
+            if let Some(h) = hint {
                 let line = format!("{h}  (config: {})", h.toml());
                 if !seen.contains(&line) {
                     seen.push(line);

@@ -157,7 +157,13 @@ pub fn policy_args(cli: &Cli) -> Vec<String> {
                 v.push(format!("{name} {}", shell_word(p)));
             }
             Flag::NoSecrets => v.push("--no-secrets".into()),
-            Flag::Audit | Flag::Log(_) | Flag::LogFormat(_) | Flag::UnguardedExec(_) => {}
+            // explain decides reads and writes of files; a socket allowance
+            // changes none.
+            Flag::Audit
+            | Flag::Log(_)
+            | Flag::LogFormat(_)
+            | Flag::UnguardedExec(_)
+            | Flag::UnixSocket(_) => {}
         }
     }
     v

@@ -262,6 +262,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         argv_c.push(cstr(a.as_bytes())?);
     }
     let mut env = preload_env(&lib);
+    crate::sockets::strip_refused(&settings, &mut env, opts.quiet);
     // The policy goes in a file no one can change (a sealed memfd on Linux,
     // a read-only shared memory object on macOS), not the environment: a
     // large one would make every exec fail with E2BIG.

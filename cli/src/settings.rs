@@ -43,6 +43,9 @@ pub(crate) fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String
             Flag::Rule(a, k, p) => {
                 b.add_pattern(*a, *k, p).map_err(|e| format!("{p}: {e}"))?;
             }
+            Flag::UnixSocket(p) => {
+                b.add_unix_socket(p).map_err(|e| format!("{p}: {e}"))?;
+            }
             Flag::Audit => {
                 b.mode(Mode::Audit);
             }

@@ -239,6 +239,14 @@ fn absolute_options(cli: &Cli, cwd: &Path) -> Result<Vec<OsString>, String> {
                 push(flag.into());
                 push(absolute_pattern(p, cwd));
             }
+            Flag::UnixSocket(p) => {
+                push("--allow-unix-socket".into());
+                push(if p.starts_with('@') {
+                    p.clone()
+                } else {
+                    absolute_pattern(p, cwd)
+                });
+            }
             Flag::Audit => push("--audit".into()),
             Flag::NoSecrets => push("--no-secrets".into()),
             Flag::Log(t) => {

@@ -28,6 +28,27 @@ pub const SECRETS: &[&str] = &[
     "~/.local/share/keyrings",
 ];
 
+/// The system's credential files, denied always with `secrets = true`:
+/// password hashes, host and service private keys, stored network
+/// passwords. Only root can read most of them; a guarded program running
+/// as root must not. Literal paths, so that `fsguard run`'s Landlock
+/// ruleset can leave them out of `/etc`, which it grants for reading.
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+    "/etc/ssl/private",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+];
+
 /// Locations of installed software readable under a root when
 /// `system = true`. Install prefixes of the main executable and of each
 /// `PATH` directory are added at load.

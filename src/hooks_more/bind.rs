@@ -1,105 +1,116 @@
 //! bind on an AF_UNIX path creates a socket file: checked as a write of
-//! that path (abstract and unnamed sockets create none).
+//! that path. An abstract name is decided by the socket rules (refused
+//! unless `unix_sockets` names it); an unnamed address (autobind) and other
+//! families create nothing. The kernel always gets the library's copy of
+//! the address (see [`super::sockaddr`]).
 
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 
+use super::sockaddr::{Addr, Unix};
 use crate::entry::Pre;
-use crate::guard::CArg;
+use crate::guard::{self, CArg, Socket};
+use crate::resolve::Via;
 
-/// The bytes of a socket address that `bind` may read as a `sockaddr_un`
-/// (none for NULL).
+type BindFn = unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int;
+
+/// The address a bind on a socket file gets, and the file's path.
+pub(super) struct Bound {
+    addr: Addr,
+    path: Unix,
+}
+
+impl Bound {
+    /// The path, for the row's check.
+    pub(super) fn sun_path(&self) -> CArg<'_> {
+        match self.path.socket() {
+            Some(Socket::Path(p)) => p,
+            _ => CArg::NULL,
+        }
+    }
+
+    /// The copied address, for the real call.
+    pub(super) fn addr(&self) -> *const libc::sockaddr {
+        self.addr.ptr()
+    }
+
+    /// Its length.
+    pub(super) fn len(&self) -> libc::socklen_t {
+        self.addr.len()
+    }
+}
+
+/// The real bind with the library's copy of the address.
+fn real_bind(fd: c_int, a: &Addr) -> c_int {
+    hooks!(@real "bind", BindFn, -1, (fd, a.ptr(), a.len()))
+}
+
+/// bind's `pre` step: a socket file's path goes to the row's check (a
+/// write), an abstract name to the socket rules; anything else is bound
+/// here, from the copy.
 ///
 /// # Safety
 /// `addr` must be NULL or point to `len` readable bytes.
-pub(super) unsafe fn addr_bytes<'a>(addr: *const libc::sockaddr, len: libc::socklen_t) -> &'a [u8] {
-    if addr.is_null() {
-        return &[];
-    }
-    let n = (len as usize).min(std::mem::size_of::<libc::sockaddr_un>());
-    // SAFETY: n <= len bytes at addr, readable by the caller's guarantee.
-    unsafe { std::slice::from_raw_parts(addr.cast::<u8>(), n) }
-}
-
-/// The path an AF_UNIX `bind` would create, NUL-terminated in `buf`;
-/// `None` for other families, abstract and unnamed sockets. `addr`: the
-/// address's bytes (see [`addr_bytes`]).
-pub(super) fn unix_path(addr: &[u8], buf: &mut [u8; 110]) -> bool {
-    let off = std::mem::offset_of!(libc::sockaddr_un, sun_path);
-    let len = addr.len();
-    if len <= off {
-        return false;
-    }
-    #[cfg(not(target_os = "macos"))]
-    let family = libc::sa_family_t::from_ne_bytes([addr[0], addr[1]]);
-    // Darwin's sockaddr starts with its length, then a one-byte family.
-    #[cfg(target_os = "macos")]
-    let family = addr[1];
-    let first = addr[off];
-    if c_int::from(family) != libc::AF_UNIX || first == 0 {
-        return false;
-    }
-    let n = (len - off).min(108);
-    let src = &addr[off..off + n];
-    let n = src.iter().position(|&b| b == 0).unwrap_or(n);
-    buf[..n].copy_from_slice(&src[..n]);
-    buf[n] = 0;
-    true
-}
-
-/// The path an AF_UNIX `bind` creates, NUL-terminated.
-pub(super) struct SocketPath([u8; 110]);
-
-impl SocketPath {
-    /// The path, for the row's check.
-    pub(super) fn sun_path(&self) -> CArg<'_> {
-        // `unix_path` NUL-terminates within the buffer: always found.
-        CArg::of(CStr::from_bytes_until_nul(&self.0).unwrap_or(c""))
-    }
-}
-
-/// bind's `pre` step: the socket file an AF_UNIX path creates is checked
-/// (a write); abstract and unnamed sockets and other families go straight
-/// to the real call.
-pub(super) fn socket_path(addr: &[u8]) -> Pre<SocketPath, c_int> {
-    let mut buf = [0u8; 110];
-    if !unix_path(addr, &mut buf) {
+pub(super) unsafe fn socket_path(
+    fd: c_int,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> Pre<Bound, c_int> {
+    // SAFETY: the caller's guarantee, passed on.
+    let Some(addr) = (unsafe { Addr::copy(addr, len) }) else {
+        // The kernel reads nothing another thread could change.
         return Pre::Pass;
+    };
+    let path = addr.unix();
+    match path.socket() {
+        Some(Socket::Path(_)) => Pre::Check(Bound { addr, path }),
+        Some(s @ Socket::Abstract(_)) => {
+            let mut via = Via::caller(libc::AT_FDCWD, std::ptr::null());
+            match guard::check_socket("bind", s, &mut via) {
+                Ok(()) => Pre::Answer(real_bind(fd, &addr)),
+                Err(e) => {
+                    guard::set_errno(e);
+                    Pre::Answer(-1)
+                }
+            }
+        }
+        None => Pre::Answer(real_bind(fd, &addr)),
     }
-    Pre::Check(SocketPath(buf))
+}
+
+/// The name a bind checks, for tests of [`Unix`].
+#[cfg(test)]
+fn checked(p: &Bound) -> Option<&std::ffi::CStr> {
+    p.sun_path().get()
 }
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::c_char;
-
     use super::*;
 
     #[test]
-    fn unix_paths() {
+    fn a_path_is_checked_an_abstract_name_or_autobind_is_not_a_file() {
         // SAFETY: an all-zero sockaddr_un is a valid value.
         let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
         a.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (i, b) in b"/tmp/s".iter().enumerate() {
-            a.sun_path[i] = *b as c_char;
+        for (o, b) in a.sun_path.iter_mut().zip(b"/tmp/s") {
+            *o = *b as std::ffi::c_char;
         }
         let p = (&a as *const libc::sockaddr_un).cast();
         let full = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-        let mut buf = [0u8; 110];
-        // SAFETY: `len` bytes of a live sockaddr_un.
-        let unix_path = |p, len, buf: &mut _| unix_path(unsafe { addr_bytes(p, len) }, buf);
-        assert!(unix_path(p, full, &mut buf));
-        assert_eq!(&buf[..7], b"/tmp/s\0");
-        // Length that cuts the name, without a NUL.
-        assert!(unix_path(p, 2 + 4, &mut buf));
-        assert_eq!(&buf[..5], b"/tmp\0");
-        // Unnamed and abstract sockets create no file.
-        assert!(!unix_path(p, 2, &mut buf));
-        a.sun_path[0] = 0;
-        let p = (&a as *const libc::sockaddr_un).cast();
-        assert!(!unix_path(p, full, &mut buf));
-        a.sun_path[0] = b'/' as c_char;
-        a.sun_family = libc::AF_INET as libc::sa_family_t;
-        let p = (&a as *const libc::sockaddr_un).cast();
-        assert!(!unix_path(p, full, &mut buf));
+        // SAFETY: `full` bytes of a live sockaddr_un; -1 is no socket.
+        match unsafe { socket_path(-1, p, full) } {
+            Pre::Check(b) => {
+                assert_eq!(checked(&b), Some(c"/tmp/s"));
+                assert_eq!(b.len(), full);
+                assert_ne!(b.addr(), p, "the kernel gets the copy");
+            }
+            _ => panic!("a path is checked"),
+        }
+        // SAFETY: as above.
+        assert!(matches!(unsafe { socket_path(-1, p, 0) }, Pre::Pass));
+        // Autobind: bound from the copy, unchecked (the guard is not
+        // loaded in a unit test: EBADF from the kernel).
+        // SAFETY: as above.
+        assert!(matches!(unsafe { socket_path(-1, p, 2) }, Pre::Answer(-1)));
     }
 }

@@ -7,8 +7,11 @@
 //! that need more than "check, then call" are rows of [`WRAPPED`], whose
 //! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
 //! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
-//! [`bind`]: AF_UNIX bind). Darwin's own calls are the rows of
-//! [`DARWIN`] ([`darwin`]), built for macOS only.
+//! [`bind`]: AF_UNIX bind). The calls that reach an AF_UNIX socket by its
+//! address (`connect`, `sendto`, `sendmsg`, `sendmmsg`) are the rows of
+//! [`SOCKETS`] ([`socket`], Linux), on the addresses of [`sockaddr`].
+//! Darwin's own calls are the rows of [`DARWIN`] ([`darwin`]), built for
+//! macOS only.
 
 pub(crate) mod acts;
 mod bind;
@@ -18,6 +21,9 @@ mod darwin_flags;
 mod handle;
 #[cfg(target_os = "linux")]
 mod shm;
+mod sockaddr;
+#[cfg(target_os = "linux")]
+mod socket;
 #[cfg(target_os = "linux")]
 mod walk;
 mod wrapped;
@@ -35,8 +41,9 @@ use crate::guard::CArg;
 use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
-use bind::addr_bytes;
 pub use darwin::DARWIN;
+#[cfg(target_os = "linux")]
+pub use socket::*;
 #[cfg(target_os = "linux")]
 pub use walk::GlobT;
 pub use wrapped::*;

@@ -6,6 +6,7 @@ use super::*;
 
 #[cfg(target_os = "linux")]
 type SemOpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> *mut c_void;
+type BindFn = unsafe extern "C" fn(c_int, *const libc::sockaddr, libc::socklen_t) -> c_int;
 #[cfg(target_os = "linux")]
 type GlobFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_void, *mut GlobT) -> c_int;
 
@@ -109,13 +110,16 @@ hooks! {
         fail -1,
         check fn handle_check(returned_fd: c_int, flags: c_int)
             [open_access(flags), Follow::Fd, returned_fd, CArg::NULL, false];
-    /// bind on an AF_UNIX path creates a socket file there; abstract and
-    /// unnamed sockets, and other families, create none.
+    /// bind on an AF_UNIX path creates a socket file there (checked as a
+    /// write); an abstract name is decided by the socket rules, before the
+    /// call (see `bind::socket_path`). The kernel gets the library's copy
+    /// of the address.
     "bind" as "bind"
     fn bind(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int,
+        real BindFn = (fd, unix.addr(), unix.len()),
         pre |unix| {
             // SAFETY: bind's contract: `len` readable bytes at `addr`.
-            bind::socket_path(unsafe { addr_bytes(addr, len) })
+            unsafe { bind::socket_path(fd, addr, len) }
         },
         fail -1,
         check [WRITE, Follow::Entry, AT_FDCWD, unix.sun_path(), false];

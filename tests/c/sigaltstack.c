@@ -15,6 +15,9 @@
  *   execveat:P     execveat(AT_FDCWD, P, {P, NULL}, environ, 0)
  *   fexecve:P      fexecve of P opened O_PATH (before the signal)
  *   spawn:P        posix_spawn(P, no file actions, {P, NULL}, environ)
+ *   connect:P      connect of an AF_UNIX stream socket to P
+ *   listen:P       the same, to a socket this program listens on at P
+ *   sendto:P       sendto of a datagram to the AF_UNIX socket P
  * The exec cases run in a forked child (the exec replaces it), on a stack
  * shared with the parent so that its use is counted even after an exec that
  * worked; they print ` execd=1` when the exec replaced the child (nothing
@@ -36,6 +39,8 @@
 #include <sys/auxv.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +53,8 @@ static size_t stack_size;
 
 /* The case the next signal runs, and what it found. */
 static volatile int kind; /* 0 nothing, 1 open-write, 2 open-read, 3 rename,
-                            4 execve, 5 execveat, 6 fexecve, 7 spawn */
+                            4 execve, 5 execveat, 6 fexecve, 7 spawn,
+                            8 connect, 9 sendto */
 static const char *volatile arg1, *volatile arg2;
 static volatile int fd1 = -1;
 static volatile int ret, err;
@@ -97,6 +103,19 @@ static void handler(int sig) {
         r = e ? -1 : 0;
         if (!e)
             waitpid(pid, NULL, 0);
+        break;
+    }
+    case 8:
+    case 9: {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        strncpy(a.sun_path, arg1, sizeof a.sun_path - 1);
+        int s = socket(AF_UNIX, kind == 8 ? SOCK_STREAM : SOCK_DGRAM, 0);
+        if (kind == 8)
+            r = connect(s, (struct sockaddr *)&a, sizeof a);
+        else
+            r = sendto(s, "x", 1, 0, (struct sockaddr *)&a, sizeof a) < 0 ? -1 : 0;
+        e = r < 0 ? errno : 0;
+        close(s);
         break;
     }
     }
@@ -215,6 +234,20 @@ int main(int argc, char **argv) {
             kind = 6;
         else if (!strcmp(name, "spawn"))
             kind = 7;
+        else if (!strcmp(name, "connect"))
+            kind = 8;
+        else if (!strcmp(name, "listen")) {
+            /* Listened on here, before the handler: the connect works. */
+            struct sockaddr_un a = {.sun_family = AF_UNIX};
+            strncpy(a.sun_path, p, sizeof a.sun_path - 1);
+            int l = socket(AF_UNIX, SOCK_STREAM, 0);
+            if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 4)) {
+                perror("listen");
+                return 2;
+            }
+            kind = 8;
+        } else if (!strcmp(name, "sendto"))
+            kind = 9;
         else {
             fprintf(stderr, "bad case %s\n", name);
             return 2;

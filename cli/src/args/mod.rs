@@ -57,6 +57,8 @@ pub enum Flag {
     Readonly(Option<String>),
     Root(String),
     Rule(Access, ListKind, String),
+    /// `--allow-unix-socket P`.
+    UnixSocket(String),
     Audit,
     NoSecrets,
     Log(String),
@@ -317,6 +319,12 @@ impl PolicyArgs {
                     .map(|(i, p)| (i, Flag::Rule(access, kind, p.clone()))),
             );
         }
+        v.extend(
+            at("allow_unix_socket")
+                .into_iter()
+                .zip(&self.allow_unix_socket)
+                .map(|(i, p)| (i, Flag::UnixSocket(p.clone()))),
+        );
         if let Some(t) = &self.log {
             v.push((last(&at("log")), Flag::Log(t.clone())));
         }

@@ -205,6 +205,10 @@ pub(super) struct PolicyArgs {
     /// Deny writing P, whatever allows it (repeatable)
     #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
     pub(super) deny_write_always: Vec<String>,
+    /// Allow connecting and sending to the AF_UNIX socket P (a path
+    /// pattern, or @NAME for an abstract socket; repeatable)
+    #[arg(long, value_name = "P", action = ArgAction::Append, allow_hyphen_values = true)]
+    pub(super) allow_unix_socket: Vec<String>,
     /// Log what would be blocked instead of blocking it; `run` still refuses
     /// writes outside the root (Landlock)
     #[arg(long)]

@@ -17,14 +17,7 @@ impl Policy {
         ) {
             return None;
         }
-        let path = std::str::from_utf8(path).ok()?;
-        if !path.starts_with('/')
-            || path
-                .bytes()
-                .any(|b| b"*?[]{}\\'\"".contains(&b) || b < 0x20 || b == 0x7f)
-        {
-            return None;
-        }
+        let path = flag_safe(path).filter(|p| p.starts_with('/'))?;
         let home = self.settings.home.as_deref().filter(|h| *h != "/");
         let (tilde, rel) = match home.and_then(|h| path.strip_prefix(h)) {
             Some(r) if r.starts_with('/') => (true, &r[1..]),
@@ -47,8 +40,43 @@ impl Policy {
             access,
             tilde,
             target,
+            socket: false,
         })
     }
+
+    /// What would allow a refused connect or send to an AF_UNIX socket
+    /// (`name`: its path, or `@name`): `--allow-unix-socket NAME`. As
+    /// [`Policy::hint`], none where no allow rule helps.
+    pub fn socket_hint<'a>(&'a self, name: &'a [u8], rule: Rule<'_>) -> Option<Hint<'a>> {
+        if !matches!(
+            rule,
+            Rule::Root | Rule::NotAllowed | Rule::Readonly | Rule::Deny(..) | Rule::AbstractSocket
+        ) {
+            return None;
+        }
+        let name = flag_safe(name).filter(|n| n.starts_with(['/', '@']))?;
+        let home = self.settings.home.as_deref().filter(|h| *h != "/");
+        let (tilde, target) = match home.and_then(|h| name.strip_prefix(h)) {
+            Some(r) if r.starts_with('/') => (true, &r[1..]),
+            _ => (false, name),
+        };
+        Some(Hint {
+            access: Access::Write,
+            tilde,
+            target,
+            socket: true,
+        })
+    }
+}
+
+/// `path` as a flag can name it: UTF-8, no glob or quote characters, no
+/// control characters.
+fn flag_safe(path: &[u8]) -> Option<&str> {
+    let path = std::str::from_utf8(path).ok()?;
+    (!path
+        .bytes()
+        .any(|b| b"*?[]{}\\'\"".contains(&b) || b < 0x20 || b == 0x7f))
+    .then_some(path)
 }
 
 /// A suggested rule that allows a refused access; see [`Policy::hint`].
@@ -59,6 +87,8 @@ pub struct Hint<'a> {
     access: Access,
     tilde: bool,
     target: &'a str,
+    /// An AF_UNIX socket: `--allow-unix-socket`, `unix_sockets = […]`.
+    socket: bool,
 }
 
 impl Hint<'_> {
@@ -81,6 +111,9 @@ impl Hint<'_> {
 
     /// The config line: `[write] allow = ["~/.cache/pip"]`.
     pub fn toml(&self) -> String {
+        if self.socket {
+            return format!("unix_sockets = [\"{}\"]", self.pattern());
+        }
         format!("[{}] allow = [\"{}\"]", self.list(), self.pattern())
     }
 }
@@ -88,7 +121,11 @@ impl Hint<'_> {
 impl fmt::Display for Hint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let quote = self.target.contains(' ');
-        write!(f, "--allow-{} ", self.list())?;
+        if self.socket {
+            f.write_str("--allow-unix-socket ")?;
+        } else {
+            write!(f, "--allow-{} ", self.list())?;
+        }
         if quote {
             f.write_str("'")?;
         }

@@ -9,6 +9,7 @@ mod tests;
 use crate::pattern::PatternSet;
 use crate::presets::DEVICES;
 use crate::settings::{Error, LogTarget, Mode, Settings};
+use crate::sockets::AbstractSet;
 use crate::{is_within, Access};
 
 pub use hint::Hint;
@@ -64,6 +65,9 @@ pub struct Policy {
     ipc_shm: Option<Box<[u8]>>,
     /// `/dev/shm/sem.fsguard.<tag>.`: its named semaphores.
     ipc_sem: Option<Box<[u8]>>,
+    /// `unix_sockets`: the path patterns, and the abstract names.
+    sockets: PatternSet,
+    abstract_sockets: AbstractSet,
 }
 
 impl Policy {
@@ -98,6 +102,14 @@ impl Policy {
             log: protected_log(&settings.log.target),
             ipc_shm: None,
             ipc_sem: None,
+            sockets: PatternSet::new(
+                settings
+                    .unix_sockets
+                    .iter()
+                    .filter(|p| !crate::sockets::is_abstract(p.as_bytes())),
+            )
+            .map_err(|e| Error::new(format!("unix_sockets: {e}")))?,
+            abstract_sockets: AbstractSet::new(&settings.unix_sockets),
             settings,
         };
         if let (true, Some(tag)) = (p.settings.ipc, &p.settings.ipc_tag) {
@@ -208,6 +220,63 @@ impl Policy {
         }
         // 8. nothing restricts this access.
         allow(Rule::Default)
+    }
+
+    /// Decides a connect or send to an AF_UNIX socket (or an abstract
+    /// socket's bind): `name` is the socket file's resolved path, or `@`
+    /// and an abstract socket's name.
+    ///
+    /// A socket file is a write to it (whatever listens there acts for the
+    /// caller), except that the `unix_sockets` allow-list admits the ones
+    /// it names after `deny_always`, `secrets` and the log have spoken. An
+    /// abstract socket is outside every root and rule: only `unix_sockets`
+    /// admits it, unless the policy lets writes go anywhere.
+    pub fn decide_socket(&self, name: &[u8]) -> Decision<'_> {
+        if crate::sockets::is_abstract(name) {
+            return match self.abstract_sockets.find(name) {
+                Some(p) => Decision {
+                    allowed: true,
+                    rule: Rule::UnixSocket(p),
+                },
+                None if self.writes_anywhere() => Decision {
+                    allowed: true,
+                    rule: Rule::Default,
+                },
+                None => Decision {
+                    allowed: false,
+                    rule: Rule::AbstractSocket,
+                },
+            };
+        }
+        let d = self.decide(Access::Write, name);
+        if d.allowed || matches!(d.rule, Rule::Log | Rule::DenyAlways(..) | Rule::Secret(_)) {
+            return d;
+        }
+        match self.sockets.find(name) {
+            Some(p) => Decision {
+                allowed: true,
+                rule: Rule::UnixSocket(p),
+            },
+            None => d,
+        }
+    }
+
+    /// Whether abstract AF_UNIX sockets are refused unless `unix_sockets`
+    /// names them: whenever the policy confines writes at all.
+    pub fn refuses_abstract_sockets(&self) -> bool {
+        !self.writes_anywhere()
+    }
+
+    /// Whether `unix_sockets` names an abstract socket: one created outside
+    /// the guarded tree, which Landlock's abstract-socket scope would refuse.
+    pub fn names_abstract_sockets(&self) -> bool {
+        !self.abstract_sockets.is_empty()
+    }
+
+    /// No root, no `readonly`, no write allow-list: a write to a path no
+    /// rule names is allowed (step 8).
+    fn writes_anywhere(&self) -> bool {
+        self.root.is_none() && !self.settings.readonly && self.write.allow.is_empty()
     }
 
     /// A read of installed software (`system`), or of the process's own

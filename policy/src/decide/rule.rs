@@ -45,6 +45,13 @@ pub enum Rule<'a> {
     NotAllowed,
     /// Step 8: nothing restricts the access.
     Default,
+    /// A connect or send to an AF_UNIX socket the `unix_sockets`
+    /// allow-list names; shown as `unix_sockets:"…"`.
+    UnixSocket(&'a str),
+    /// A connect, send or bind to an abstract AF_UNIX socket (`@name`)
+    /// that `unix_sockets` does not name, under a policy that confines
+    /// writes.
+    AbstractSocket,
     /// The path could not be resolved; the library fails closed.
     Unresolved,
     /// An exec the library cannot follow (`static` or `setid` program),
@@ -78,6 +85,8 @@ impl fmt::Display for Rule<'_> {
             Rule::Proc => f.write_str("proc"),
             Rule::NotAllowed => f.write_str("not_allowed"),
             Rule::Default => f.write_str("default"),
+            Rule::UnixSocket(p) => write!(f, "unix_sockets:{}", Quoted(p)),
+            Rule::AbstractSocket => f.write_str("abstract_socket"),
             Rule::Unresolved => f.write_str("unresolved"),
             Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
             Rule::InternalError => f.write_str("internal_error"),

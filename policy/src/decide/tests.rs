@@ -397,3 +397,95 @@ fn confines_reads() {
     s.root = Some("/ws".into());
     assert!(Policy::new(s).unwrap().confines_reads());
 }
+
+fn socket(p: &Policy, name: &str) -> (bool, String) {
+    let d = p.decide_socket(name.as_bytes());
+    (d.allowed, d.rule.to_string())
+}
+
+/// Issue 27 item 9: a connect or send to a socket file is a write to it;
+/// `unix_sockets` admits the ones it names outside the root, never past
+/// `deny_always` or `secrets`; abstract sockets only by name.
+#[test]
+fn unix_sockets_are_doors_out_decided_as_writes() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.tmpdir = Some("/tmp/fsguard-1".into());
+    s.write.deny_always = vec!["/run/locked.sock".into()];
+    s.unix_sockets = vec![
+        "/run/postgresql".into(),
+        "/run/locked.sock".into(),
+        "/home/u/.ssh/agent.sock".into(),
+        "@db".into(),
+        "@/tmp/dbus-*".into(),
+    ];
+    let p = Policy::new(s.clone()).unwrap();
+    assert_eq!(socket(&p, "/ws/run/test.sock"), (true, "root".into()));
+    assert_eq!(socket(&p, "/tmp/fsguard-1/s"), (true, "tmpdir".into()));
+    assert_eq!(socket(&p, "/outside/sock"), (false, "root".into()));
+    assert_eq!(socket(&p, "/var/run/docker.sock"), (false, "root".into()));
+    assert_eq!(
+        socket(&p, "/run/postgresql/.s.PGSQL.5432"),
+        (true, "unix_sockets:\"/run/postgresql\"".into())
+    );
+    assert_eq!(
+        socket(&p, "/run/locked.sock"),
+        (false, "write.deny_always:\"/run/locked.sock\"".into())
+    );
+    assert_eq!(
+        socket(&p, "/home/u/.ssh/agent.sock"),
+        (false, "secrets:\"/home/u/.ssh\"".into())
+    );
+    assert_eq!(socket(&p, "@db"), (true, "unix_sockets:\"@db\"".into()));
+    assert_eq!(socket(&p, "@db2"), (false, "abstract_socket".into()));
+    assert_eq!(
+        socket(&p, "@/tmp/dbus-XyZ"),
+        (true, "unix_sockets:\"@/tmp/dbus-*\"".into())
+    );
+    // A unix_sockets entry is no write rule: the file itself stays refused.
+    assert!(!rule(&p, Access::Write, "/run/postgresql/.s.PGSQL.5432").0);
+    // The hint names the flag.
+    let hint = |name: &str| {
+        let d = p.decide_socket(name.as_bytes());
+        p.socket_hint(name.as_bytes(), d.rule)
+            .map(|h| (h.to_string(), h.toml()))
+    };
+    assert_eq!(
+        hint("/outside/sock"),
+        Some((
+            "--allow-unix-socket /outside/sock".into(),
+            "unix_sockets = [\"/outside/sock\"]".into()
+        ))
+    );
+    assert_eq!(
+        hint("@x"),
+        Some((
+            "--allow-unix-socket @x".into(),
+            "unix_sockets = [\"@x\"]".into()
+        ))
+    );
+    assert_eq!(hint("/run/locked.sock"), None);
+
+    // Read-only without a root: every socket file is refused, as a write.
+    let mut r = base();
+    r.readonly = true;
+    let p = Policy::new(r).unwrap();
+    assert_eq!(socket(&p, "/run/x.sock"), (false, "readonly".into()));
+    assert_eq!(socket(&p, "@x"), (false, "abstract_socket".into()));
+    assert!(p.refuses_abstract_sockets());
+    // Writes anywhere: so are sockets, abstract ones too.
+    let p = Policy::new(base()).unwrap();
+    assert_eq!(socket(&p, "/run/x.sock"), (true, "default".into()));
+    assert_eq!(socket(&p, "@x"), (true, "default".into()));
+    assert!(!p.refuses_abstract_sockets());
+    // A write allow-list confines them.
+    let mut w = base();
+    w.write.allow = vec!["/ws".into()];
+    let p = Policy::new(w).unwrap();
+    assert_eq!(socket(&p, "/run/x.sock"), (false, "not_allowed".into()));
+    assert_eq!(
+        socket(&p, "/ws/x.sock"),
+        (true, "write.allow:\"/ws\"".into())
+    );
+    assert_eq!(socket(&p, "@x"), (false, "abstract_socket".into()));
+}

@@ -18,6 +18,8 @@ pub struct Builder {
     /// Some source set a policy (not only how to log it).
     pub(super) any: bool,
     pending: Vec<Pending>,
+    /// `unix_sockets` entries as given, made absolute in [`Builder::finish`].
+    sockets: Vec<Pending>,
 }
 
 /// A rule pattern as given; made absolute in [`Builder::finish`], once the
@@ -43,6 +45,7 @@ impl Builder {
             s: Settings::default(),
             any: false,
             pending: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 
@@ -71,6 +74,34 @@ impl Builder {
         Ok(())
     }
 
+    /// Records a `unix_sockets` entry from `origin`: an abstract name
+    /// (`@name`) as it is, a path pattern relative to `base` (or, from a
+    /// config, to the root) like any rule's. Allows nothing by itself: a
+    /// policy of only this is still no policy (read-only).
+    pub(super) fn add_unix_socket_at(
+        &mut self,
+        pattern: &str,
+        base: &Path,
+        from_config: bool,
+        origin: &str,
+    ) -> Result<(), Error> {
+        if crate::sockets::is_abstract(pattern.as_bytes()) {
+            crate::sockets::check_abstract(pattern).map_err(Error::new)?;
+        } else {
+            let abs = expand_pattern(pattern, base, self.ctx.home.as_deref())?;
+            crate::PatternSet::new([abs.as_str()]).map_err(Error::new)?;
+        }
+        self.sockets.push(Pending {
+            access: Access::Write,
+            kind: ListKind::Allow,
+            text: pattern.to_string(),
+            base: base.to_path_buf(),
+            from_config,
+            origin: origin.to_string(),
+        });
+        Ok(())
+    }
+
     /// Expands presets and returns the effective settings.
     pub fn finish(self) -> Result<Settings, Error> {
         let Builder {
@@ -78,6 +109,7 @@ impl Builder {
             mut s,
             any,
             pending,
+            sockets,
         } = self;
         if !any {
             s.implicit = true;
@@ -106,6 +138,20 @@ impl Builder {
                 ListKind::DenyAlways => lists.deny_always.push(abs),
             }
         }
+        for p in sockets {
+            if crate::sockets::is_abstract(p.text.as_bytes()) {
+                s.unix_sockets.push(p.text);
+                continue;
+            }
+            let relative = !p.text.starts_with('/') && !p.text.starts_with('~');
+            let base = match (&s.root, p.from_config && relative) {
+                (Some(r), true) => PathBuf::from(r),
+                _ => p.base,
+            };
+            let abs = expand_pattern_in(&walk, &p.text, &base, ctx.home.as_deref())
+                .map_err(|e| Error::new(format!("{}: {e}", p.origin)))?;
+            s.unix_sockets.push(abs);
+        }
         // The log is protected by its resolved name, the name the library
         // resolves a program's calls to. A log under /proc, /dev or /sys is
         // not protected and keeps its name: /proc/self means each process.
@@ -127,13 +173,22 @@ impl Builder {
             .as_ref()
             .map(|h| canonical_prefix_in(&walk, h).display().to_string());
         s.ipc_tag = Some(ipc_tag());
-        s.secret_paths = match &ctx.home {
-            Some(home) => presets::SECRETS
-                .iter()
-                .filter_map(|p| expand_pattern_in(&walk, p, Path::new("/"), Some(home)).ok())
-                .collect(),
-            None => Vec::new(),
-        };
+        // The system's credential files, then the user's (with a home).
+        s.secret_paths = presets::SYSTEM_SECRETS
+            .iter()
+            .map(|p| {
+                canonical_prefix_in(&walk, Path::new(p))
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        if let Some(home) = &ctx.home {
+            s.secret_paths.extend(
+                presets::SECRETS
+                    .iter()
+                    .filter_map(|p| expand_pattern_in(&walk, p, Path::new("/"), Some(home)).ok()),
+            );
+        }
         Ok(s)
     }
 }

@@ -24,6 +24,8 @@ struct ConfigFile {
     ipc: Option<bool>,
     proc: Option<bool>,
     cache: Option<bool>,
+    #[serde(default)]
+    unix_sockets: Vec<toml::Spanned<String>>,
     read: Option<ListsFile>,
     write: Option<ListsFile>,
     log: Option<LogFile>,
@@ -182,6 +184,11 @@ impl Builder {
                         .map_err(|e| Error::new(format!("{where_}: {e}")))?;
                 }
             }
+        }
+        for p in cfg.unix_sockets {
+            let where_ = format!("{}: unix_sockets", at(p.span()));
+            self.add_unix_socket_at(p.get_ref(), &base, true, &where_)
+                .map_err(|e| Error::new(format!("{where_}: {e}")))?;
         }
         if let Some(log) = cfg.log {
             if let Some(t) = log.target {

@@ -79,4 +79,12 @@ impl Builder {
         self.add_pattern_at(access, kind, pattern, &cwd, false, pattern)?;
         Ok(self)
     }
+
+    /// Adds a `unix_sockets` entry (`--allow-unix-socket`): a path pattern,
+    /// relative to the working directory, or an abstract name (`@name`).
+    pub fn add_unix_socket(&mut self, pattern: &str) -> Result<&mut Builder, Error> {
+        let cwd = self.ctx.cwd.clone();
+        self.add_unix_socket_at(pattern, &cwd, false, pattern)?;
+        Ok(self)
+    }
 }

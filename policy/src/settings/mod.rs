@@ -186,6 +186,11 @@ pub struct Settings {
     /// `$HOME` at load, to write hints as `~/…`.
     #[serde(default)]
     pub home: Option<String>,
+    /// AF_UNIX sockets a guarded process may connect or send to beyond
+    /// what its write rules allow: path patterns (absolute, canonical) and
+    /// abstract names (`@name`, `@prefix*`).
+    #[serde(default)]
+    pub unix_sockets: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -227,6 +232,7 @@ impl Default for Settings {
             cache: true,
             ipc_tag: None,
             home: None,
+            unix_sockets: Vec::new(),
         }
     }
 }

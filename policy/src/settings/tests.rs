@@ -384,3 +384,65 @@ fn canonical_prefix_resolves_links_and_keeps_missing_tails() {
     assert_eq!(canonical_prefix(Path::new("/")), PathBuf::from("/"));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue 27 item 9: `unix_sockets` from a config (relative entries against
+/// the root) and from `--allow-unix-socket` (against the cwd); abstract
+/// names kept as written; bad entries name their line.
+#[test]
+fn unix_sockets_are_doors_out_config_and_flags() {
+    let d = tmpdir("sockets");
+    std::fs::create_dir(d.join("ws")).unwrap();
+    let cfg = d.join("policy.toml");
+    let text = "root = \"ws\"\nunix_sockets = [\"run/db.sock\", \"/run/pg\", \"@x11\", \"~/s\"]\n";
+    let mut b = Builder::new(ctx(&d));
+    b.config_str(text, &cfg).unwrap();
+    b.add_unix_socket("here.sock").unwrap();
+    b.add_unix_socket("@/tmp/dbus-*").unwrap();
+    let s = b.finish().unwrap();
+    let dd = d.display();
+    assert_eq!(
+        s.unix_sockets,
+        vec![
+            format!("{dd}/ws/run/db.sock"),
+            "/run/pg".to_string(),
+            "@x11".to_string(),
+            "/nonexistent-home/s".to_string(),
+            format!("{dd}/here.sock"),
+            "@/tmp/dbus-*".to_string(),
+        ]
+    );
+    let frozen = Settings::from_frozen(&s.to_frozen()).unwrap();
+    assert_eq!(frozen.unix_sockets, s.unix_sockets);
+
+    let mut b = Builder::new(ctx(&d));
+    let e = b
+        .config_str("unix_sockets = [\"@\"]\n", &cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("policy.toml:1: unix_sockets") && e.contains("@name"),
+        "{e}"
+    );
+    let mut b = Builder::new(ctx(&d));
+    assert!(b.add_unix_socket("/x/[a").is_err());
+    // Only sockets named: still no policy, read-only.
+    let mut b = Builder::new(ctx(&d));
+    b.add_unix_socket("/run/pg").unwrap();
+    assert!(b.finish().unwrap().implicit);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn system_credentials_are_secrets_without_a_home() {
+    let mut c = ctx(Path::new("/"));
+    c.home = None;
+    let s = Builder::new(c).finish().unwrap();
+    assert!(
+        s.secret_paths.iter().any(|p| p == "/etc/shadow"),
+        "{:?}",
+        s.secret_paths
+    );
+    let p = crate::Policy::new(s).unwrap();
+    assert!(!p.decide(Access::Read, b"/etc/shadow").allowed);
+    assert!(p.decide(Access::Read, b"/etc/hostname").allowed);
+}
