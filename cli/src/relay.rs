@@ -148,6 +148,14 @@ impl Report {
         }
     }
 
+    /// ` (xN)` when the event happened N > 1 times.
+    fn times(&self, ev: &str) -> String {
+        match self.index.get(ev).map(|&i| self.events[i].1) {
+            Some(n) if n > 1 => format!(" (x{n})"),
+            _ => String::new(),
+        }
+    }
+
     fn note(&mut self, ev: String) {
         match self.index.get(&ev) {
             Some(&i) => self.events[i].1 += 1,
@@ -159,50 +167,33 @@ impl Report {
         }
     }
 
-    /// One line per distinct rule that would allow what was blocked: the
-    /// flag and the config line (never for `deny_always` or `secrets`).
+    /// The closing lines about what was refused: the option that allows a
+    /// refusal at the policy's boundary, the rule behind one its author
+    /// made on purpose ([`crate::report::advice`]).
     pub(crate) fn hints(&self, policy: &Policy) {
-        let mut seen: Vec<String> = Vec::new();
-        for (ev, _) in &self.events {
-            let mut it = ev.splitn(3, ' ');
-            let (Some(_call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
-                continue;
-            };
-            let Some(access) = fsguard_policy::Access::parse(access) else {
-                continue;
-            };
-            let d = policy.decide(access, path.as_bytes());
-            if d.allowed {
-                continue;
-            }
-            if let Some(h) = policy.hint(access, path.as_bytes(), d.rule) {
-                let line = format!("{h}  (config: {})", h.toml());
-                if !seen.contains(&line) {
-                    seen.push(line);
-                }
-            }
-        }
-        for line in seen.iter().take(SUMMARY_MAX) {
-            eprintln!("fsguard: to allow: {line}");
+        for line in crate::report::advice(policy, &self.events, SUMMARY_MAX) {
+            eprintln!("{line}");
         }
     }
 
-    /// Prints the counts, the first event of each kind and the distinct
-    /// events on stderr.
+    /// Prints the counts, the first event of each kind and the other
+    /// distinct events on stderr (each named once).
     pub(crate) fn summary(&self) {
         let s = |n: u64| if n == 1 { "access" } else { "accesses" };
         if let Some(first) = &self.first_blocked {
             eprintln!(
-                "fsguard: {} {} blocked; first: {first}",
+                "fsguard: {} {} blocked; first: {first}{}",
                 self.blocked,
-                s(self.blocked)
+                s(self.blocked),
+                self.times(first)
             );
         }
         if let Some(first) = &self.first_audited {
             eprintln!(
-                "fsguard: {} {} would have been blocked (audit); first: {first}",
+                "fsguard: {} {} would have been blocked (audit); first: {first}{}",
                 self.audited,
-                s(self.audited)
+                s(self.audited),
+                self.times(&format!("(audit) {first}"))
             );
         }
         // Lost lines: a count of none must not read as "nothing blocked".
@@ -221,7 +212,20 @@ impl Report {
         }
         // Every distinct event, so none is hidden behind the first.
         if self.events.len() > 1 {
-            for (ev, n) in self.events.iter().take(SUMMARY_MAX) {
+            // The first lines above named their event already.
+            let named = |ev: &str| match ev.strip_prefix("(audit) ") {
+                Some(e) => self.first_audited.as_deref() == Some(e),
+                None => {
+                    self.first_blocked.as_deref()
+                        == Some(ev.strip_prefix("(internal) ").unwrap_or(ev))
+                }
+            };
+            for (ev, n) in self
+                .events
+                .iter()
+                .take(SUMMARY_MAX)
+                .filter(|(ev, _)| !named(ev))
+            {
                 let times = if *n > 1 {
                     format!(" (x{n})")
                 } else {

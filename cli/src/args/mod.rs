@@ -48,6 +48,10 @@ pub struct Cli {
     pub wrap: WrapOptions,
     /// `explain --json`.
     pub json: bool,
+    /// `run`: the option spelling meant when the command operand is a
+    /// directory or a number after `--readonly` and the like
+    /// (`--readonly=./ws`), for the error if it cannot run.
+    pub meant: Option<String>,
 }
 
 /// A policy flag, applied over the config and the environment in order.
@@ -123,11 +127,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         ..Cli::default()
     };
     Ok(match line.command {
-        Sub::Run { policy, run, cmd } => Invocation::Policy(Cli {
-            rest: cmd,
-            run: run.options(),
-            ..cli("run", policy)
-        }),
+        Sub::Run { policy, run, cmd } => {
+            let meant = optional_value_trap(&argv, &cmd);
+            Invocation::Policy(Cli {
+                meant,
+                rest: cmd,
+                run: run.options(),
+                ..cli("run", policy)
+            })
+        }
         Sub::Check { policy } => Invocation::Policy(cli("check", policy)),
         Sub::Explain {
             policy,
@@ -151,6 +159,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
             cmd,
         } => {
             name_first(&argv[1..])?;
+            if let Some(m) = optional_value_trap(&argv, &cmd) {
+                return Err(format!(
+                    "wrap: the command {:?} is a directory or a number: did you mean `{m}`? \
+                     (the option takes its value only after =)",
+                    cmd[0]
+                ));
+            }
             Invocation::Wrap {
                 name,
                 cli: Cli {
@@ -221,6 +236,29 @@ fn message(e: &clap::Error) -> String {
         .filter(|l| !l.trim_start().starts_with("[possible values:"))
         .collect();
     format!("{first}\n{}", rest.join("\n"))
+}
+
+/// Options whose value is optional and so is taken only after `=`.
+const OPTIONAL_VALUE: &[&str] = &["--readonly", "--fail-on-block", "--landlock"];
+
+/// `--readonly ./ws -- ls` runs the command `./ws`, `--fail-on-block 5 --
+/// true` the command `5`: for a command operand that is a directory or a
+/// number right after such an option, the spelling meant (`--readonly=./ws`),
+/// which `run` adds to its error when the command cannot run.
+fn optional_value_trap(argv: &[OsString], cmd: &[OsString]) -> Option<String> {
+    let operand = cmd.first()?;
+    let before = &argv[..argv.len().checked_sub(cmd.len())?];
+    let before = match before.split_last() {
+        Some((last, rest)) if last == "--" => rest,
+        _ => before,
+    };
+    let opt = before.last()?.to_str()?;
+    if !OPTIONAL_VALUE.contains(&opt) {
+        return None;
+    }
+    let v = operand.to_string_lossy();
+    let number = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    (number || std::path::Path::new(operand).is_dir()).then(|| format!("{opt}={v}"))
 }
 
 /// `wrap [--dir DIR] [--force] NAME OPTIONS -- CMD`: NAME comes before the
