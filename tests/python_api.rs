@@ -148,7 +148,11 @@ fn the_harness_shows_the_model_a_short_refusal_and_no_way_around_it() {
         assert!(seen.contains(&want), "missing {want:?}\n{}", o.describe());
     }
     for never in ["hunter2", "fsguard:", "to allow", "--allow-", "hint"] {
-        assert!(!seen.contains(never), "the model saw {never:?}\n{}", o.describe());
+        assert!(
+            !seen.contains(never),
+            "the model saw {never:?}\n{}",
+            o.describe()
+        );
     }
     assert!(!outside.join("f").exists() && ws.join("notes.md").exists());
 }
