@@ -267,3 +267,31 @@ fn the_summary_names_each_event_once() {
         o.describe()
     );
 }
+
+#[test]
+fn fail_on_block_from_the_config_and_a_discovered_file() {
+    let r = repo();
+    let cfg = r.repo.join(".fsguard.toml");
+    write_file(&cfg, &format!("fail_on_block = 4\n{PROJECT}"), 0o644);
+    // Discovered: it only tightens the status, so it is accepted.
+    let o = fsguard(&r.repo, &[], &["cat", ".env"]);
+    assert_eq!(o.code(), Some(4), "{}", o.describe());
+    assert!(o.stderr.contains("(discovered"), "{}", o.describe());
+    // The flag wins.
+    let o = fsguard(&r.repo, &["--fail-on-block=9"], &["cat", ".env"]);
+    assert_eq!(o.code(), Some(9), "{}", o.describe());
+    // Nothing blocked: the command's own status.
+    let o = fsguard(&r.repo, &[], &["true"]);
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    // `true` is 3; `check` shows it.
+    write_file(&cfg, &format!("fail_on_block = true\n{PROJECT}"), 0o644);
+    let o = fsguard(&r.repo, &[], &["sh", "-c", "cat .env; exit 0"]);
+    assert_eq!(o.code(), Some(3), "{}", o.describe());
+    let mut c = bare_cmd(cli());
+    let o = run(c.arg("check").current_dir(&r.repo));
+    assert!(
+        o.stdout.contains("\nfail_on_block = 3\n"),
+        "{}",
+        o.describe()
+    );
+}

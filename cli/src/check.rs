@@ -62,6 +62,14 @@ fn describe(s: &Settings) -> String {
     let _ = writeln!(o, "ipc = {}", s.ipc);
     let _ = writeln!(o, "proc = {}", s.proc);
     let _ = writeln!(o, "cache = {}", s.cache);
+    match s.fail_on_block {
+        Some(n) => {
+            let _ = writeln!(o, "fail_on_block = {n}");
+        }
+        None => {
+            let _ = writeln!(o, "fail_on_block = false");
+        }
+    }
     for (name, l) in [("read", &s.read), ("write", &s.write)] {
         let _ = writeln!(o, "\n[{name}]");
         let _ = writeln!(o, "allow = {}", list(&l.allow));

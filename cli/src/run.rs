@@ -467,7 +467,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         crate::report::write(t, report.events(), &settings, cli);
     }
     let code = crate::outcome::fail_on_block(
-        opts.fail_on_block,
+        opts.fail_on_block.or(settings.fail_on_block),
         code,
         timed_out,
         report.counted(),

@@ -28,7 +28,7 @@ use crate::suggest;
 use model::{Line, PolicyArgs, RunArgs, Sub, SuggestArgs};
 
 /// `--fail-on-block`'s status when no N is given.
-pub const EXIT_BLOCKED: u8 = 3;
+pub const EXIT_BLOCKED: u8 = fsguard_policy::FAIL_ON_BLOCK_STATUS;
 
 /// A reminder of `run`'s usage, after an error that needs one.
 pub const USAGE: &str = "usage: fsguard run [OPTIONS] [--] CMD [ARGS...]  (see fsguard run --help)";

@@ -186,7 +186,15 @@ pub struct Settings {
     /// `$HOME` at load, to write hints as `~/…`.
     #[serde(default)]
     pub home: Option<String>,
+    /// `fail_on_block`: the status `fsguard run` exits with when anything
+    /// was blocked (`--fail-on-block[=N]` wins over it). It only tightens,
+    /// so a discovered `.fsguard.toml` may set it.
+    #[serde(default)]
+    pub fail_on_block: Option<u8>,
 }
+
+/// `fail_on_block = true`'s status, as `--fail-on-block` alone.
+pub const FAIL_ON_BLOCK_STATUS: u8 = 3;
 
 fn yes() -> bool {
     true
@@ -227,6 +235,7 @@ impl Default for Settings {
             cache: true,
             ipc_tag: None,
             home: None,
+            fail_on_block: None,
         }
     }
 }
