@@ -295,3 +295,35 @@ fn fail_on_block_from_the_config_and_a_discovered_file() {
         o.describe()
     );
 }
+
+#[test]
+fn a_static_program_is_named_as_unseen() {
+    let td = TempDir::new("in-force-static");
+    mkdir(&td.join("ws"));
+    let w = c_program("static_writer", &["-static"]);
+    let out = td.join("out");
+    let o = fsguard(
+        &td.join("ws"),
+        &["--root", ".", "--fail-on-block"],
+        &[w.to_str().unwrap(), out.to_str().unwrap()],
+    );
+    let note = format!(
+        "fsguard: a static program ran ({}): the library sees none of its calls; ",
+        w.display()
+    );
+    assert!(o.stderr.contains(&note), "{}", o.describe());
+    if landlock_abi() > 0 {
+        assert!(!out.exists(), "{}", o.describe());
+        assert!(
+            o.stderr.contains("neither traced nor counted"),
+            "{}",
+            o.describe()
+        );
+    }
+    let o = fsguard(
+        &td.join("ws"),
+        &["--root", ".", "--quiet"],
+        &[w.to_str().unwrap(), out.to_str().unwrap()],
+    );
+    assert!(!o.stderr.contains("static program ran"), "{}", o.describe());
+}

@@ -307,6 +307,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     }
     let (argv, envp) = (pointers(&argv_c), pointers(&envp_c));
 
+    let kernel_layer = ruleset.is_some();
     install_handlers();
     let pid = spawn(Start {
         path: &path_c,
@@ -462,6 +463,18 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 report.hints(&policy);
             }
         }
+    }
+    if let (Some(p), false) = (&unguarded, opts.quiet) {
+        // No one saw its calls: the counts above are not about it.
+        eprintln!(
+            "fsguard: a static program ran ({}): the library sees none of its calls; {}",
+            p.display(),
+            if kernel_layer {
+                "what the kernel's ruleset refused it is neither traced nor counted"
+            } else {
+                "nothing confined it (no Landlock)"
+            }
+        );
     }
     if let Some(t) = &opts.report {
         crate::report::write(t, report.events(), &settings, cli);
