@@ -242,7 +242,7 @@ fn item7_install_and_lib_path() {
 }
 
 /// `install.sh` installs copies without debug information (the release
-/// build keeps line tables), and they work.
+/// build keeps line tables), and they work; and the manual page.
 #[test]
 fn install_strips_debug_information() {
     let td = TempDir::new("f7-strip");
@@ -279,6 +279,27 @@ fn install_strips_debug_information() {
             built.display()
         );
     }
+    // The manual page, made from the CLI's own model, renders.
+    let page = prefix.join("share/man/man1/fsguard.1");
+    let o = run(bare_cmd("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100"));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    for want in [
+        "FSGUARD RUN",
+        "--allow-write <P>",
+        "--fail-on-block",
+        "FSGUARD SUGGEST",
+    ] {
+        assert!(
+            o.stdout.contains(want),
+            "{want:?} missing\n{}",
+            o.describe()
+        );
+    }
+    assert!(!o.stderr.contains("warning"), "{}", o.describe());
     let other = td.join("elsewhere");
     mkdir(&other);
     let marker = other.join("m");

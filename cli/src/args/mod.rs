@@ -102,6 +102,8 @@ pub enum Invocation {
     },
     Suggest(suggest::Args),
     Completions(Shell),
+    /// `man`: the manual page.
+    Man,
     /// `--help`, `--version`: print, exit 0.
     Info(clap::Error),
 }
@@ -183,6 +185,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         Sub::Unwrap { name, dir } => Invocation::Unwrap { name, dir },
         Sub::Suggest(s) => Invocation::Suggest(s.into_args()?),
         Sub::Completions { shell } => Invocation::Completions(shell),
+        Sub::Man => Invocation::Man,
     })
 }
 
@@ -190,6 +193,36 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
 pub fn completions(shell: Shell) {
     let mut cmd = Line::command();
     clap_complete::generate(shell, &mut cmd, "fsguard", &mut std::io::stdout());
+}
+
+/// `fsguard man`: fsguard(1) as roff, on stdout, made from the same clap
+/// model as `--help`, with a section per command.
+pub fn man() -> Result<(), String> {
+    let cmd = Line::command();
+    let mut out: Vec<u8> = Vec::new();
+    let page = clap_mangen::Man::new(cmd.clone());
+    let io = |e: std::io::Error| format!("man: {e}");
+    page.render_title(&mut out).map_err(io)?;
+    page.render_name_section(&mut out).map_err(io)?;
+    page.render_synopsis_section(&mut out).map_err(io)?;
+    page.render_description_section(&mut out).map_err(io)?;
+    page.render_subcommands_section(&mut out).map_err(io)?;
+    // Each command's synopsis and options, under its own heading.
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let title = format!("fsguard {}", sub.get_name());
+        out.extend_from_slice(format!(".SH \"{}\"\n", title.to_uppercase()).as_bytes());
+        let m = clap_mangen::Man::new(sub.clone().bin_name(title));
+        let mut part: Vec<u8> = Vec::new();
+        m.render_synopsis_section(&mut part).map_err(io)?;
+        m.render_options_section(&mut part).map_err(io)?;
+        let text = String::from_utf8_lossy(&part)
+            .replace(".SH SYNOPSIS", ".SS Synopsis")
+            .replace(".SH OPTIONS", ".SS Options");
+        out.extend_from_slice(text.as_bytes());
+    }
+    page.render_version_section(&mut out).map_err(io)?;
+    crate::say(&String::from_utf8_lossy(&out));
+    Ok(())
 }
 
 /// A clap error as fsguard words it (the words scripts and tests know):
