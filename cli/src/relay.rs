@@ -148,14 +148,6 @@ impl Report {
         }
     }
 
-    /// ` (xN)` when the event happened N > 1 times.
-    fn times(&self, ev: &str) -> String {
-        match self.index.get(ev).map(|&i| self.events[i].1) {
-            Some(n) if n > 1 => format!(" (x{n})"),
-            _ => String::new(),
-        }
-    }
-
     fn note(&mut self, ev: String) {
         match self.index.get(&ev) {
             Some(&i) => self.events[i].1 += 1,
@@ -176,24 +168,22 @@ impl Report {
         }
     }
 
-    /// Prints the counts, the first event of each kind and the other
-    /// distinct events on stderr (each named once).
+    /// Prints the counts, the first event of each kind and the distinct
+    /// events on stderr.
     pub(crate) fn summary(&self) {
         let s = |n: u64| if n == 1 { "access" } else { "accesses" };
         if let Some(first) = &self.first_blocked {
             eprintln!(
-                "fsguard: {} {} blocked; first: {first}{}",
+                "fsguard: {} {} blocked; first: {first}",
                 self.blocked,
-                s(self.blocked),
-                self.times(first)
+                s(self.blocked)
             );
         }
         if let Some(first) = &self.first_audited {
             eprintln!(
-                "fsguard: {} {} would have been blocked (audit); first: {first}{}",
+                "fsguard: {} {} would have been blocked (audit); first: {first}",
                 self.audited,
-                s(self.audited),
-                self.times(&format!("(audit) {first}"))
+                s(self.audited)
             );
         }
         // Lost lines: a count of none must not read as "nothing blocked".
@@ -212,20 +202,7 @@ impl Report {
         }
         // Every distinct event, so none is hidden behind the first.
         if self.events.len() > 1 {
-            // The first lines above named their event already.
-            let named = |ev: &str| match ev.strip_prefix("(audit) ") {
-                Some(e) => self.first_audited.as_deref() == Some(e),
-                None => {
-                    self.first_blocked.as_deref()
-                        == Some(ev.strip_prefix("(internal) ").unwrap_or(ev))
-                }
-            };
-            for (ev, n) in self
-                .events
-                .iter()
-                .take(SUMMARY_MAX)
-                .filter(|(ev, _)| !named(ev))
-            {
+            for (ev, n) in self.events.iter().take(SUMMARY_MAX) {
                 let times = if *n > 1 {
                     format!(" (x{n})")
                 } else {
