@@ -77,6 +77,10 @@ fn paths_are_against_the_callers_directory_and_quiet_keeps_stderr_the_commands()
     let ws = work.join("ws");
     mkdir(&ws);
     write_file(&ws.join(".env"), "KEY=hunter2\n", 0o644);
+    // A workspace's own `.fsguard.toml` (one discovery would refuse) is
+    // not the API's policy: the arguments are.
+    mkdir(&ws.join(".git"));
+    write_file(&ws.join(".fsguard.toml"), "root = \"..\"\n", 0o644);
     let outside = td.join("outside");
     mkdir(&outside);
     let code = format!(

@@ -349,6 +349,10 @@ def _policy_flags(
     flags: List[str] = []
     if config is not None:
         flags += ["--config", _abs(config)]
+    else:
+        # The arguments are the whole policy: a `.fsguard.toml` found where
+        # the command runs (a workspace it may write) never layers over them.
+        flags.append("--no-config")
     base = os.getcwd()
     if root is not None:
         r = _abs(root)
