@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs fsguard: PREFIX/bin/fsguard and PREFIX/lib/libfsguard.so.
+# Installs fsguard: PREFIX/bin/fsguard, PREFIX/lib/libfsguard.so and the
+# manual page PREFIX/share/man/man1/fsguard.1.
 #
 #   scripts/install.sh [PREFIX]        # default PREFIX: /usr/local
 #
@@ -20,7 +21,15 @@ target=${CARGO_TARGET_DIR:-$here/target}
 mkdir -p "$prefix/bin" "$prefix/lib"
 install -m 0755 "$target/release/fsguard" "$prefix/bin/fsguard"
 install -m 0755 "$target/release/libfsguard.so" "$prefix/lib/libfsguard.so"
-echo "installed $prefix/bin/fsguard and $prefix/lib/libfsguard.so"
+# The release build keeps line tables for backtraces; the installed copies
+# need none (about 20 MB and 13 MB become 5 MB and 2 MB).
+# FSGUARD_NO_STRIP=1 keeps them.
+if [ -z "${FSGUARD_NO_STRIP:-}" ] && command -v strip >/dev/null 2>&1; then
+    strip --strip-debug "$prefix/bin/fsguard" "$prefix/lib/libfsguard.so"
+fi
+mkdir -p "$prefix/share/man/man1"
+"$prefix/bin/fsguard" man >"$prefix/share/man/man1/fsguard.1"
+echo "installed $prefix/bin/fsguard, $prefix/lib/libfsguard.so and $prefix/share/man/man1/fsguard.1"
 case "$prefix" in
 /usr/local | /usr) echo "run ldconfig (as root) so that LD_PRELOAD=libfsguard.so finds it" ;;
 *) echo "for LD_PRELOAD=libfsguard.so: add $prefix/lib to /etc/ld.so.conf.d/fsguard.conf and run ldconfig" ;;

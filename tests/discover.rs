@@ -1,6 +1,7 @@
 //! Per-project policy: `fsguard run` with no policy option uses the nearest
 //! `.fsguard.toml` from the working directory up to the repository top,
-//! says so, skips it with `--no-config`, and refuses one that would reach
+//! says so, layers the command line's options over it, skips it with
+//! `--no-config`, and refuses one that would reach
 //! beyond its own directory.
 
 #![cfg(target_os = "linux")]
@@ -147,7 +148,7 @@ fn search_stops_at_the_repository_top() {
 }
 
 #[test]
-fn no_config_and_policy_options_skip_discovery() {
+fn no_config_and_policy_variables_skip_discovery() {
     let t = tree();
     write_file(&t.repo.join(".fsguard.toml"), PROJECT, 0o644);
     // --no-config: the built-in default, read-only.
@@ -155,7 +156,8 @@ fn no_config_and_policy_options_skip_discovery() {
     assert_eq!(o.stdout.trim(), "refused", "{}", o.describe());
     assert!(!o.stderr.contains("discovered"), "{}", o.describe());
     assert_eq!(o.blocked()[0].field("rule"), Some("readonly"));
-    // A policy option: the command line is the whole policy.
+    // A policy option layers over the file (issue 29: following a hint
+    // must not drop the project's policy); the file is still named.
     let o = fsguard(
         &t,
         &["--root", "."],
@@ -167,7 +169,7 @@ fn no_config_and_policy_options_skip_discovery() {
         "{}",
         o.describe()
     );
-    assert!(!o.stderr.contains("discovered"), "{}", o.describe());
+    assert!(o.stderr.contains("discovered"), "{}", o.describe());
     assert!(!t.repo.join("made.txt").exists());
     // So does FSGUARD_ROOT.
     let mut c = bare_cmd(cli());

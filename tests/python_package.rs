@@ -219,6 +219,10 @@ fn wheel_installs_into_a_fresh_venv_and_passes_pytest() {
     for w in &want {
         assert!(out.stdout.contains(w), "missing {w:?}\n{}", out.describe());
     }
+    // The model never sees fsguard's summary or a way around a refusal.
+    for never in ["fsguard:", "to allow", "--allow-"] {
+        assert!(!out.stdout.contains(never), "{never:?}\n{}", out.describe());
+    }
     assert!(!outside.join("f").exists() && ws.join("notes.md").exists());
     eprintln!(
         "python package: venv {:.1?}, wheel {:.1?}, install {:.1?}, pytest {:.1?}, harness {:.1?}",

@@ -63,6 +63,14 @@ fn describe(s: &Settings) -> String {
     let _ = writeln!(o, "proc = {}", s.proc);
     let _ = writeln!(o, "cache = {}", s.cache);
     let _ = writeln!(o, "unix_sockets = {}", list(&s.unix_sockets));
+    match s.fail_on_block {
+        Some(n) => {
+            let _ = writeln!(o, "fail_on_block = {n}");
+        }
+        None => {
+            let _ = writeln!(o, "fail_on_block = false");
+        }
+    }
     for (name, l) in [("read", &s.read), ("write", &s.write)] {
         let _ = writeln!(o, "\n[{name}]");
         let _ = writeln!(o, "allow = {}", list(&l.allow));

@@ -6,12 +6,14 @@
 //! own directory and tighten from there, never reach beyond it. A file that
 //! asks for more is refused (exit 125) with the reason; `--config FILE`
 //! accepts it as the user's own choice, `--no-config` skips discovery.
+//! The command line's own policy flags layer over a discovered file, and a
+//! file found but not used is named on stderr.
 
 use std::path::{Path, PathBuf};
 
 use fsguard_policy::{is_within, Builder, Context, LogTarget, Mode, UnguardedExec};
 
-use crate::{Cli, Flag};
+use crate::Cli;
 
 /// The file's name.
 pub const NAME: &str = ".fsguard.toml";
@@ -34,22 +36,48 @@ pub fn discovered(cli: &Cli) -> Result<Option<PathBuf>, String> {
     Ok(Some(file))
 }
 
-/// Discovery is for `run`, `check` and `explain` with no policy given:
-/// no `--config`, `--root`, `--readonly`, rule flag or `--no-secrets`, and
-/// none of `FSGUARD_CONFIG`, `FSGUARD_ROOT`, `FSGUARD_READONLY`. `--audit`,
-/// `--log` and the like still layer over the file.
+/// Discovery is for `run`, `check` and `explain` when no config file is
+/// named: no `--config`, `--no-config` or `FSGUARD_CONFIG`, and none of
+/// `FSGUARD_ROOT`, `FSGUARD_READONLY`. The command line's policy flags
+/// (`--root`, `--readonly`, rule flags, `--no-secrets`, `--audit`, …)
+/// layer over the file, as they do over `--config`.
 fn applies(cli: &Cli) -> bool {
-    let policy_flag = cli.flags.iter().any(|f| {
-        matches!(
-            f,
-            Flag::Readonly(_) | Flag::Root(_) | Flag::Rule(..) | Flag::NoSecrets
-        )
-    });
-    matches!(cli.command.as_str(), "run" | "check" | "explain")
-        && !cli.no_config
-        && cli.config.is_none()
-        && !policy_flag
-        && POLICY_VARS.iter().all(|v| std::env::var_os(v).is_none())
+    skipped_because(cli).is_none()
+}
+
+/// Why discovery is off for this command line (`None`: it is on, or the
+/// command never discovers).
+fn skipped_because(cli: &Cli) -> Option<&'static str> {
+    if !matches!(cli.command.as_str(), "run" | "check" | "explain") {
+        return Some("");
+    }
+    if cli.no_config {
+        return Some("--no-config");
+    }
+    if cli.config.is_some() {
+        return Some("--config names the policy");
+    }
+    POLICY_VARS
+        .iter()
+        .find(|v| std::env::var_os(v).is_some())
+        .map(|v| match *v {
+            "FSGUARD_CONFIG" => "FSGUARD_CONFIG names the policy",
+            "FSGUARD_ROOT" => "FSGUARD_ROOT names the policy",
+            _ => "FSGUARD_READONLY names the policy",
+        })
+}
+
+/// The `.fsguard.toml` this command line would have found but does not
+/// use, with the reason, as one line for stderr: a policy is never
+/// dropped without a word.
+pub fn unused_note(cli: &Cli) -> Option<String> {
+    let why = skipped_because(cli).filter(|w| !w.is_empty())?;
+    let ctx = Context::from_process();
+    let file = find(&ctx.cwd, ctx.home.as_deref())?;
+    Some(format!(
+        "fsguard: note: {} is not used ({why})",
+        file.display()
+    ))
 }
 
 /// `.fsguard.toml` in `cwd` or a parent; the search stops after a directory

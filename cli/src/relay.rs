@@ -159,42 +159,12 @@ impl Report {
         }
     }
 
-    /// One line per distinct rule that would allow what was blocked: the
-    /// flag and the config line (never for `deny_always` or `secrets`).
+    /// The closing lines about what was refused: the option that allows a
+    /// refusal at the policy's boundary, the rule behind one its author
+    /// made on purpose ([`crate::report::advice`]).
     pub(crate) fn hints(&self, policy: &Policy) {
-        let mut seen: Vec<String> = Vec::new();
-        for (ev, _) in &self.events {
-            let mut it = ev.splitn(3, ' ');
-            let (Some(call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
-                continue;
-            };
-            let Some(access) = fsguard_policy::Access::parse(access) else {
-                continue;
-            };
-            let p = path.as_bytes();
-            let socket = fsguard_policy::sockets::decided_as_socket(call, p);
-            let d = if socket {
-                policy.decide_socket(p)
-            } else {
-                policy.decide(access, p)
-            };
-            if d.allowed {
-                continue;
-            }
-            let hint = if socket {
-                policy.socket_hint(p, d.rule)
-            } else {
-                policy.hint(access, p, d.rule)
-            };
-            if let Some(h) = hint {
-                let line = format!("{h}  (config: {})", h.toml());
-                if !seen.contains(&line) {
-                    seen.push(line);
-                }
-            }
-        }
-        for line in seen.iter().take(SUMMARY_MAX) {
-            eprintln!("fsguard: to allow: {line}");
+        for line in crate::report::advice(policy, &self.events, SUMMARY_MAX) {
+            eprintln!("{line}");
         }
     }
 

@@ -94,6 +94,83 @@ fn rule_of(policy: Option<&Policy>, call: &str, access: &str, path: &str) -> Str
     "unresolved".into()
 }
 
+/// The summary's last lines, about what was refused: for a refusal at the
+/// policy's boundary (`root`, `not_allowed`, `readonly`), the option that
+/// would allow it and its config line, `to allow: --allow-write P  (config:
+/// …)`, framed so that the command it makes keeps the policy (the option
+/// adds to it); for a refusal by a rule the policy's author wrote (`deny`,
+/// `deny_always`, `secrets`, the log), the rule, fixed by its author, and
+/// never an option that would lift it. One line per distinct hint or rule,
+/// at most `max` of each.
+pub fn advice(policy: &Policy, events: &[(String, u64)], max: usize) -> Vec<String> {
+    let mut allow: Vec<String> = Vec::new();
+    let mut fixed: Vec<(String, String)> = Vec::new();
+    for (ev, _) in events {
+        if ev.starts_with("(internal) ") {
+            continue;
+        }
+        let ev = ev.strip_prefix("(audit) ").unwrap_or(ev);
+        let mut it = ev.splitn(3, ' ');
+        let (Some(call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let Some(a) = Access::parse(access) else {
+            continue;
+        };
+        let p = path.as_bytes();
+        // A connect or send to a socket is decided, and lifted, as one.
+        let socket = fsguard_policy::sockets::decided_as_socket(call, p);
+        let d = if socket {
+            policy.decide_socket(p)
+        } else {
+            policy.decide(a, p)
+        };
+        let rule = if !d.allowed {
+            d.rule
+        } else if call.starts_with("rename") || call.starts_with("link") {
+            match policy.protected(path.as_bytes()) {
+                Some(r) => r,
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        if rule.authors() {
+            let r = rule.to_string();
+            if !fixed.iter().any(|(x, _)| *x == r) {
+                fixed.push((r, format!("{access} {path}")));
+            }
+        } else if let Some(h) = if socket {
+            policy.socket_hint(p, rule)
+        } else {
+            policy.hint(a, p, rule)
+        } {
+            let line = format!("{h}  (config: {})", h.toml());
+            if !allow.contains(&line) {
+                allow.push(line);
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    if !allow.is_empty() {
+        out.push(
+            "fsguard: an option below adds to this run's policy: give it with the same \
+             options (its config line goes in the policy file)"
+                .into(),
+        );
+    }
+    out.extend(
+        allow
+            .iter()
+            .take(max)
+            .map(|l| format!("fsguard: to allow: {l}")),
+    );
+    out.extend(fixed.iter().take(max).map(|(r, first)| {
+        format!("fsguard: refused on purpose by {r} (fixed by the policy's author); first: {first}")
+    }));
+    out
+}
+
 /// The directory an access is grouped under.
 fn group(path: &str, places: &Places) -> String {
     if let Some((dir, _)) = places.cache_of(path) {

@@ -97,6 +97,15 @@ fn locate(program: &OsStr) -> Result<PathBuf, (u8, String)> {
     }
 }
 
+/// `; did you mean `--readonly=./ws`?` after the error of a command that
+/// cannot run, when it was an option's value ([`Cli::meant`]).
+fn meant(cli: &Cli) -> String {
+    cli.meant
+        .as_ref()
+        .map(|m| format!("; did you mean `{m}`? (the option takes its value only after =)"))
+        .unwrap_or_default()
+}
+
 /// A trace line from the CLI itself, to the policy's log target, in the
 /// library's format ([`fsguard_policy::wire`]).
 fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
@@ -171,11 +180,17 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             f.display()
         );
     }
+    if settings.implicit && !opts.quiet {
+        eprintln!(
+            "fsguard: no policy given (--root DIR, --readonly=DIR, --config F \
+             or a .fsguard.toml): read-only; --root . allows writes in the current directory"
+        );
+    }
     let lib = find_library()?;
     let exe = match exe {
         Ok(p) => p,
         Err((code, msg)) => {
-            eprintln!("fsguard: {msg}");
+            eprintln!("fsguard: {msg}{}", meant(cli));
             return Ok(ExitCode::from(code));
         }
     };
@@ -301,6 +316,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     }
     let (argv, envp) = (pointers(&argv_c), pointers(&envp_c));
 
+    let kernel_layer = ruleset.is_some();
     install_handlers();
     let pid = spawn(Start {
         path: &path_c,
@@ -357,7 +373,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             }
             return Ok(ExitCode::from(EXIT_FSGUARD));
         }
-        eprintln!("fsguard: {}: {err}", program.to_string_lossy());
+        eprintln!(
+            "fsguard: {}: {err}{}",
+            program.to_string_lossy(),
+            meant(cli)
+        );
         return Ok(ExitCode::from(if errno == libc::ENOENT {
             127
         } else {
@@ -453,11 +473,24 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             }
         }
     }
+    if let (Some(u), false) = (&unguarded, opts.quiet) {
+        // No one saw its calls: the counts above are not about it.
+        eprintln!(
+            "fsguard: a {} program ran ({}): the library sees none of its calls; {}",
+            if u.kind == "go" { "Go" } else { "static" },
+            u.path.display(),
+            if kernel_layer {
+                "what the kernel's ruleset refused it is neither traced nor counted"
+            } else {
+                "nothing confined it (no Landlock)"
+            }
+        );
+    }
     if let Some(t) = &opts.report {
         crate::report::write(t, report.events(), &settings, cli);
     }
     let code = crate::outcome::fail_on_block(
-        opts.fail_on_block,
+        opts.fail_on_block.or(settings.fail_on_block),
         code,
         timed_out,
         report.counted(),

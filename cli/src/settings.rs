@@ -24,6 +24,9 @@ pub(crate) fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String
         })
         .collect();
     let found = discover::discovered(cli)?;
+    if let (Some(note), false) = (discover::unused_note(cli), cli.run.quiet) {
+        eprintln!("{note}");
+    }
     b.env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         cli.config.as_deref().or(found.as_deref()),

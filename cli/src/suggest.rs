@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fsguard_policy::suggest::{self, Options, Places, Refusal};
-use fsguard_policy::{canonical_prefix, Access, Builder, Context, Policy, Rule, Settings};
+use fsguard_policy::{canonical_prefix, Access, Builder, Context, Policy, Settings};
 
 /// What `suggest` was asked (see args/model.rs for the command line).
 #[derive(Default)]
@@ -187,13 +187,15 @@ pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
         }
         let moves = s.call.starts_with("rename") || s.call.starts_with("link");
         let d = policy.decide(s.access, s.path.as_bytes());
+        // What a rule of the policy refuses on purpose (a deny rule of a
+        // merged file, deny_always, secrets, the log) is never suggested.
         let credential = match d.rule {
-            Rule::Secret(_) | Rule::DenyAlways(..) => Some(d.rule.to_string()),
+            r if !d.allowed && r.authors() => Some(r.to_string()),
             _ if moves => policy.protected(s.path.as_bytes()).map(|r| r.to_string()),
             _ => None,
         }
         .or_else(|| {
-            (s.rule.starts_with("secrets:") || s.rule.contains(".deny_always:"))
+            (s.rule.starts_with("secrets:") || s.rule.contains(".deny_always:") || s.rule == "log")
                 .then(|| s.rule.clone())
         });
         if let Some(why) = credential {
@@ -334,9 +336,12 @@ fn audit_run(a: &Args, root: &str, log: &Path) -> Result<i32, String> {
         .args(["--log-format", "json", "--log"])
         .arg(log)
         .args(["--report", "-"]);
-    if let Some(m) = &a.merge {
-        c.arg("--config").arg(m);
-    }
+    // The audit run's policy is the root (and the merged file), never a
+    // `.fsguard.toml` found on the way.
+    match &a.merge {
+        Some(m) => c.arg("--config").arg(m),
+        None => c.arg("--no-config"),
+    };
     c.args(&a.run_flags).arg("--").args(&a.cmd);
     // The command's standard output goes to our standard error.
     let err = std::io::stderr().lock();

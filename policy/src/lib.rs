@@ -30,7 +30,7 @@ pub use pattern::PatternSet;
 pub use presets::{CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, SYSTEM_SECRETS, TOOL_CONFIGS};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
-    LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS,
+    LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS, FAIL_ON_BLOCK_STATUS,
 };
 
 /// What a call does to the object a path names.

@@ -256,3 +256,23 @@ def test_lost_trace_lines_are_never_read_as_nothing_blocked(ws: Path, outside: P
     assert r.events == []
     assert r.lost == 1, r.stderr
     assert not r.ok
+
+
+def test_paths_are_the_callers_quiet_and_hints(tmp_path: Path, outside: Path) -> None:
+    # python/README.md's example: root and cwd both "ws", against our cwd.
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".env").write_text("KEY=hunter2\n")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = fsguard.run(
+            ["sh", "-c", f"echo ok > out.txt; cat .env; echo x > {outside}/f"],
+            root="ws", cwd="ws", deny_read=["**/.env*"], quiet=True,
+        )
+    finally:
+        os.chdir(here)
+    assert (tmp_path / "ws" / "out.txt").read_text() == "ok\n"
+    assert "hunter2" not in r.stdout and "fsguard:" not in r.stderr, r.stderr
+    env, out = r.blocked
+    assert env.rule.startswith("read.deny:") and env.hint is None, env
+    assert out.rule == "root" and out.hint == f"--allow-write {real(outside)}/f", out

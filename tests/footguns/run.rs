@@ -240,3 +240,72 @@ fn item7_install_and_lib_path() {
     assert!(!marker.exists());
     assert_traces(&o, &[Expect::new("open", "write", &marker, "readonly")]);
 }
+
+/// `install.sh` installs copies without debug information (the release
+/// build keeps line tables), and they work; and the manual page.
+#[test]
+fn install_strips_debug_information() {
+    let td = TempDir::new("f7-strip");
+    let prefix = td.join("prefix");
+    let target = cli().parent().unwrap().parent().unwrap();
+    let o = run(bare_cmd(repo().join("scripts/install.sh"))
+        .arg(&prefix)
+        .env("FSGUARD_NO_BUILD", "1")
+        .env("CARGO_TARGET_DIR", target));
+    assert_eq!(o.code(), Some(0), "\n{}", o.describe());
+    // The ELF section headers, as binutils (which install.sh's strip is
+    // part of) lists them.
+    let debug = |p: &Path| {
+        let o = run(bare_cmd("readelf").args(["-S", "-W"]).arg(p));
+        assert_eq!(o.code(), Some(0), "{}", o.describe());
+        // (`.debug_gdb_scripts` is loaded with the program: strip keeps it.)
+        let n = o
+            .stdout
+            .lines()
+            .filter(|l| l.contains(" .debug_") && !l.contains(".debug_gdb_scripts"))
+            .count();
+        (n, std::fs::metadata(p).unwrap().len())
+    };
+    for (built, installed) in [
+        (cli().to_path_buf(), prefix.join("bin/fsguard")),
+        (lib().to_path_buf(), prefix.join("lib/libfsguard.so")),
+    ] {
+        let (n, size) = debug(&installed);
+        assert_eq!(n, 0, "{} keeps debug sections", installed.display());
+        let (m, built_size) = debug(&built);
+        assert!(
+            m > 0 && size < built_size,
+            "{}: {m} {size} {built_size}",
+            built.display()
+        );
+    }
+    // The manual page, made from the CLI's own model, renders.
+    let page = prefix.join("share/man/man1/fsguard.1");
+    let o = run(bare_cmd("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100"));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    for want in [
+        "FSGUARD RUN",
+        "--allow-write <P>",
+        "--fail-on-block",
+        "FSGUARD SUGGEST",
+    ] {
+        assert!(
+            o.stdout.contains(want),
+            "{want:?} missing\n{}",
+            o.describe()
+        );
+    }
+    assert!(!o.stderr.contains("warning"), "{}", o.describe());
+    let other = td.join("elsewhere");
+    mkdir(&other);
+    let marker = other.join("m");
+    let o = run(bare_cmd(prefix.join("bin/fsguard"))
+        .args(["run", "--readonly", "--", "sh", "-c", "echo > m"])
+        .current_dir(&other));
+    assert!(!marker.exists(), "{}", o.describe());
+    assert_traces(&o, &[Expect::new("open", "write", &marker, "readonly")]);
+}

@@ -28,7 +28,7 @@ use crate::suggest;
 use model::{Line, PolicyArgs, RunArgs, Sub, SuggestArgs};
 
 /// `--fail-on-block`'s status when no N is given.
-pub const EXIT_BLOCKED: u8 = 3;
+pub const EXIT_BLOCKED: u8 = fsguard_policy::FAIL_ON_BLOCK_STATUS;
 
 /// A reminder of `run`'s usage, after an error that needs one.
 pub const USAGE: &str = "usage: fsguard run [OPTIONS] [--] CMD [ARGS...]  (see fsguard run --help)";
@@ -50,6 +50,10 @@ pub struct Cli {
     pub json: bool,
     /// `explain --no-follow`: the last component is judged itself.
     pub no_follow: bool,
+    /// `run`: the option spelling meant when the command operand is a
+    /// directory or a number after `--readonly` and the like
+    /// (`--readonly=./ws`), for the error if it cannot run.
+    pub meant: Option<String>,
 }
 
 /// A policy flag, applied over the config and the environment in order.
@@ -102,6 +106,8 @@ pub enum Invocation {
     },
     Suggest(suggest::Args),
     Completions(Shell),
+    /// `man`: the manual page.
+    Man,
     /// `--help`, `--version`: print, exit 0.
     Info(clap::Error),
 }
@@ -127,11 +133,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         ..Cli::default()
     };
     Ok(match line.command {
-        Sub::Run { policy, run, cmd } => Invocation::Policy(Cli {
-            rest: cmd,
-            run: run.options(),
-            ..cli("run", policy)
-        }),
+        Sub::Run { policy, run, cmd } => {
+            let meant = optional_value_trap(&argv, &cmd);
+            Invocation::Policy(Cli {
+                meant,
+                rest: cmd,
+                run: run.options(),
+                ..cli("run", policy)
+            })
+        }
         Sub::Check { policy } => Invocation::Policy(cli("check", policy)),
         Sub::Explain {
             policy,
@@ -157,6 +167,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
             cmd,
         } => {
             name_first(&argv[1..])?;
+            if let Some(m) = optional_value_trap(&argv, &cmd) {
+                return Err(format!(
+                    "wrap: the command {:?} is a directory or a number: did you mean `{m}`? \
+                     (the option takes its value only after =)",
+                    cmd[0]
+                ));
+            }
             Invocation::Wrap {
                 name,
                 cli: Cli {
@@ -174,6 +191,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         Sub::Unwrap { name, dir } => Invocation::Unwrap { name, dir },
         Sub::Suggest(s) => Invocation::Suggest(s.into_args()?),
         Sub::Completions { shell } => Invocation::Completions(shell),
+        Sub::Man => Invocation::Man,
     })
 }
 
@@ -181,6 +199,36 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
 pub fn completions(shell: Shell) {
     let mut cmd = Line::command();
     clap_complete::generate(shell, &mut cmd, "fsguard", &mut std::io::stdout());
+}
+
+/// `fsguard man`: fsguard(1) as roff, on stdout, made from the same clap
+/// model as `--help`, with a section per command.
+pub fn man() -> Result<(), String> {
+    let cmd = Line::command();
+    let mut out: Vec<u8> = Vec::new();
+    let page = clap_mangen::Man::new(cmd.clone());
+    let io = |e: std::io::Error| format!("man: {e}");
+    page.render_title(&mut out).map_err(io)?;
+    page.render_name_section(&mut out).map_err(io)?;
+    page.render_synopsis_section(&mut out).map_err(io)?;
+    page.render_description_section(&mut out).map_err(io)?;
+    page.render_subcommands_section(&mut out).map_err(io)?;
+    // Each command's synopsis and options, under its own heading.
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let title = format!("fsguard {}", sub.get_name());
+        out.extend_from_slice(format!(".SH \"{}\"\n", title.to_uppercase()).as_bytes());
+        let m = clap_mangen::Man::new(sub.clone().bin_name(title));
+        let mut part: Vec<u8> = Vec::new();
+        m.render_synopsis_section(&mut part).map_err(io)?;
+        m.render_options_section(&mut part).map_err(io)?;
+        let text = String::from_utf8_lossy(&part)
+            .replace(".SH SYNOPSIS", ".SS Synopsis")
+            .replace(".SH OPTIONS", ".SS Options");
+        out.extend_from_slice(text.as_bytes());
+    }
+    page.render_version_section(&mut out).map_err(io)?;
+    crate::say(&String::from_utf8_lossy(&out));
+    Ok(())
 }
 
 /// A clap error as fsguard words it (the words scripts and tests know):
@@ -227,6 +275,29 @@ fn message(e: &clap::Error) -> String {
         .filter(|l| !l.trim_start().starts_with("[possible values:"))
         .collect();
     format!("{first}\n{}", rest.join("\n"))
+}
+
+/// Options whose value is optional and so is taken only after `=`.
+const OPTIONAL_VALUE: &[&str] = &["--readonly", "--fail-on-block", "--landlock"];
+
+/// `--readonly ./ws -- ls` runs the command `./ws`, `--fail-on-block 5 --
+/// true` the command `5`: for a command operand that is a directory or a
+/// number right after such an option, the spelling meant (`--readonly=./ws`),
+/// which `run` adds to its error when the command cannot run.
+fn optional_value_trap(argv: &[OsString], cmd: &[OsString]) -> Option<String> {
+    let operand = cmd.first()?;
+    let before = &argv[..argv.len().checked_sub(cmd.len())?];
+    let before = match before.split_last() {
+        Some((last, rest)) if last == "--" => rest,
+        _ => before,
+    };
+    let opt = before.last()?.to_str()?;
+    if !OPTIONAL_VALUE.contains(&opt) {
+        return None;
+    }
+    let v = operand.to_string_lossy();
+    let number = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    (number || std::path::Path::new(operand).is_dir()).then(|| format!("{opt}={v}"))
 }
 
 /// `wrap [--dir DIR] [--force] NAME OPTIONS -- CMD`: NAME comes before the

@@ -21,7 +21,8 @@ fsguard run [OPTIONS] [--] CMD [ARGS...]
        fsguard wrap NAME [--dir DIR] [--force] [OPTIONS] -- CMD [ARGS...]
        fsguard unwrap NAME [--dir DIR]
        fsguard suggest [OPTIONS] LOG.jsonl... | -- CMD [ARGS...]
-       fsguard completions bash|zsh|fish";
+       fsguard completions bash|zsh|fish
+       fsguard man";
 
 const WRAP_ABOUT: &str = "\
 Writes an executable script DIR/NAME (DIR: ~/.local/bin by default, created
@@ -160,6 +161,9 @@ pub(super) enum Sub {
         #[arg(value_name = "SHELL")]
         shell: Shell,
     },
+    /// Print the manual page, fsguard(1), as roff (`fsguard man > fsguard.1`)
+    #[command(help_template = TEMPLATE)]
+    Man,
 }
 
 /// The policy options of `run`, `check`, `explain` and `wrap`. An option's
@@ -170,9 +174,9 @@ pub(super) struct PolicyArgs {
     /// TOML policy file
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub(super) config: Option<PathBuf>,
-    /// Do not look for .fsguard.toml (by default, with no policy option,
-    /// run/check/explain use the nearest one from the working directory up
-    /// to the repository top)
+    /// Do not look for .fsguard.toml (by default run/check/explain use the
+    /// nearest one from the working directory up to the repository top, and
+    /// the options given layer over it)
     #[arg(long)]
     pub(super) no_config: bool,
     /// Deny every write (and confine to ROOT if given)

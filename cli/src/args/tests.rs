@@ -176,3 +176,36 @@ fn suggest_logs_or_command() {
 fn the_model_is_consistent() {
     Line::command().debug_assert();
 }
+
+#[test]
+fn an_optional_value_given_as_the_command_is_named() {
+    let dir = std::env::temp_dir();
+    let d = dir.to_str().unwrap();
+    for (v, want) in [
+        (
+            vec!["run", "--readonly", d, "--", "ls"],
+            format!("--readonly={d}"),
+        ),
+        (
+            vec!["run", "--readonly", "--", d],
+            format!("--readonly={d}"),
+        ),
+        (
+            vec!["run", "--fail-on-block", "5", "--", "true"],
+            "--fail-on-block=5".into(),
+        ),
+    ] {
+        assert_eq!(cli(&v).unwrap().meant, Some(want), "{v:?}");
+    }
+    // wrap writes nothing for it.
+    let e = cli(&["wrap", "x", "--fail-on-block", "5", "--", "true"]).err();
+    assert!(e.is_some_and(|e| e.contains("did you mean `--fail-on-block=5`?")));
+    // A program after the option, or a number after another option: none.
+    for v in [
+        vec!["run", "--readonly", "ls", d],
+        vec!["run", "--fail-on-block", "--", "true", "5"],
+        vec!["run", "--keep-tmp", "--", "5"],
+    ] {
+        assert_eq!(cli(&v).unwrap().meant, None, "{v:?}");
+    }
+}

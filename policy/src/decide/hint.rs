@@ -7,14 +7,14 @@ use crate::Access;
 
 impl Policy {
     /// What would allow a refused access: `--allow-write ~/.cache/tool`.
-    /// `None` for what no allow rule can change (`deny_always`, `secrets`,
-    /// an unresolvable path) or a path a flag cannot name exactly (glob
-    /// characters, bytes that are not UTF-8).
+    /// Only for the policy's boundary (`root`, `not_allowed`, `readonly`):
+    /// `None` for a refusal by a rule the policy's author wrote or fixed
+    /// (`deny`, `deny_always`, `secrets`, `log`: see [`Rule::authors`]), an
+    /// unresolvable path, or a path a flag cannot name exactly (glob
+    /// characters, bytes that are not UTF-8). A hint never invites anyone
+    /// (a model reading stderr) to lift a refusal made on purpose.
     pub fn hint<'a>(&'a self, access: Access, path: &'a [u8], rule: Rule<'_>) -> Option<Hint<'a>> {
-        if !matches!(
-            rule,
-            Rule::Root | Rule::NotAllowed | Rule::Readonly | Rule::Deny(..)
-        ) {
+        if !matches!(rule, Rule::Root | Rule::NotAllowed | Rule::Readonly) {
             return None;
         }
         let path = flag_safe(path).filter(|p| p.starts_with('/'))?;

@@ -62,6 +62,24 @@ pub enum Rule<'a> {
     InternalError,
 }
 
+impl Rule<'_> {
+    /// A refusal by a rule the policy's author wrote on purpose, or that
+    /// the policy fixes: a `deny` or `deny_always` pattern, a `secrets`
+    /// path (moved or not), the trace log. No hint offers to lift it; the
+    /// author decides on it ([`crate::Policy::hint`]).
+    pub fn authors(&self) -> bool {
+        matches!(
+            self,
+            Rule::Deny(..)
+                | Rule::DenyAlways(..)
+                | Rule::Secret(_)
+                | Rule::DenyAlwaysMove(_)
+                | Rule::SecretMove(_)
+                | Rule::Log
+        )
+    }
+}
+
 impl fmt::Display for Rule<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |a: &Access| match a {

@@ -377,6 +377,20 @@ fn hints_name_the_allow_rule_never_for_deny_always_or_secrets() {
     assert_eq!(hint(Access::Write, "/home/u/.ssh/id_rsa"), None);
     assert_eq!(hint(Access::Write, "/ws/.git/hooks/pre-commit"), None);
     assert_eq!(hint(Access::Write, "/tmp/a*b"), None, "a glob is not exact");
+    // Nor for a rule the author wrote on purpose: a `deny` (a `.env`),
+    // the trace log.
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.read.deny = vec!["/ws/**/.env*".into()];
+    s.log.target = crate::LogTarget::File("/ws/trace.log".into());
+    let q = Policy::new(s).unwrap();
+    for (a, path) in [(Access::Read, "/ws/.env"), (Access::Write, "/ws/trace.log")] {
+        let d = q.decide(a, path.as_bytes());
+        assert!(!d.allowed && d.rule.authors(), "{path}: {}", d.rule);
+        assert_eq!(q.hint(a, path.as_bytes(), d.rule), None, "{path}");
+    }
+    let d = q.decide(Access::Write, b"/etc/x");
+    assert!(!d.rule.authors() && q.hint(Access::Write, b"/etc/x", d.rule).is_some());
     assert_eq!(hint(Access::Write, "/tmp/a\"b"), None);
     // The hint, applied, allows the access.
     let mut s = base();

@@ -7,7 +7,9 @@ use serde::Deserialize;
 
 use super::builder::parse_log_target;
 use super::paths::{absolute, canonical_dir, expand_home};
-use super::{Builder, ErrnoChoice, Error, ListKind, LogFormat, Mode, UnguardedExec};
+use super::{
+    Builder, ErrnoChoice, Error, ListKind, LogFormat, Mode, UnguardedExec, FAIL_ON_BLOCK_STATUS,
+};
 use crate::Access;
 
 #[derive(Deserialize)]
@@ -26,6 +28,7 @@ struct ConfigFile {
     cache: Option<bool>,
     #[serde(default)]
     unix_sockets: Vec<toml::Spanned<String>>,
+    fail_on_block: Option<toml::Spanned<toml::Value>>,
     read: Option<ListsFile>,
     write: Option<ListsFile>,
     log: Option<LogFile>,
@@ -96,8 +99,10 @@ impl Builder {
             return Err(Error::new("the config path is empty"));
         }
         let path = absolute(&self.ctx.cwd, path);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::new(format!("config {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            let shown = super::paths::canonical_prefix(&path);
+            Error::new(format!("config {}: {e}", shown.display()))
+        })?;
         self.config_str(&text, &path)
     }
 
@@ -169,6 +174,20 @@ impl Builder {
         }
         if let Some(v) = cfg.cache {
             self.s.cache = v;
+        }
+        if let Some(v) = cfg.fail_on_block {
+            self.s.fail_on_block = match v.get_ref() {
+                toml::Value::Boolean(true) => Some(FAIL_ON_BLOCK_STATUS),
+                toml::Value::Boolean(false) => None,
+                toml::Value::Integer(n) if (1..=255).contains(n) => u8::try_from(*n).ok(),
+                other => {
+                    return Err(Error::new(format!(
+                        "{}: fail_on_block: bad value {other} (true, false or a status \
+                         from 1 to 255)",
+                        at(v.span())
+                    )))
+                }
+            };
         }
         for (access, lists) in [(Access::Read, cfg.read), (Access::Write, cfg.write)] {
             let Some(lists) = lists else { continue };

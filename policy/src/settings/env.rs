@@ -4,7 +4,11 @@ use std::path::Path;
 
 use super::{Builder, ErrnoChoice, Error, LogFormat, Mode};
 
+/// The variables a user sets: named in the error for an unknown one.
+const USER_VARS: usize = 7;
+
 /// Every `FSGUARD_*` variable the project reads; any other is an error.
+/// The first [`USER_VARS`] are the user's; the rest are set by fsguard.
 pub const ENV_VARS: &[&str] = &[
     "FSGUARD_CONFIG",
     "FSGUARD_READONLY",
@@ -34,10 +38,7 @@ impl Builder {
             .collect();
         for (k, _) in &vars {
             if !ENV_VARS.contains(k) {
-                return Err(Error::new(format!(
-                    "unknown variable {k} (known: {})",
-                    ENV_VARS.join(", ")
-                )));
+                return Err(unknown(k));
             }
         }
         let get = |name: &str| vars.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| *v);
@@ -90,6 +91,39 @@ impl Builder {
         }
         Ok(self)
     }
+}
+
+/// `unknown variable FSGUARD_ROTO; did you mean FSGUARD_ROOT? (the
+/// variables: …)`: the user's variables only, never those fsguard sets
+/// for itself, and the nearest one when a slip explains the name.
+fn unknown(k: &str) -> Error {
+    let users = &ENV_VARS[..USER_VARS];
+    let near = users
+        .iter()
+        .map(|v| (edit_distance(k.as_bytes(), v.as_bytes()), *v))
+        .min()
+        .filter(|(d, _)| *d <= 3)
+        .map(|(_, v)| format!("; did you mean {v}?"))
+        .unwrap_or_default();
+    Error::new(format!(
+        "unknown variable {k}{near} (the variables: {}, and FSGUARD_LIB for the CLI)",
+        users.join(", ")
+    ))
+}
+
+/// Levenshtein distance, for [`unknown`]'s suggestion.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn bad_value(key: &str, v: &str, expected: &str) -> Error {

@@ -191,7 +191,15 @@ pub struct Settings {
     /// abstract names (`@name`, `@prefix*`).
     #[serde(default)]
     pub unix_sockets: Vec<String>,
+    /// `fail_on_block`: the status `fsguard run` exits with when anything
+    /// was blocked (`--fail-on-block[=N]` wins over it). It only tightens,
+    /// so a discovered `.fsguard.toml` may set it.
+    #[serde(default)]
+    pub fail_on_block: Option<u8>,
 }
+
+/// `fail_on_block = true`'s status, as `--fail-on-block` alone.
+pub const FAIL_ON_BLOCK_STATUS: u8 = 3;
 
 fn yes() -> bool {
     true
@@ -233,6 +241,7 @@ impl Default for Settings {
             ipc_tag: None,
             home: None,
             unix_sockets: Vec::new(),
+            fail_on_block: None,
         }
     }
 }

@@ -27,9 +27,16 @@ pub(super) fn expand_home(p: &str, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 pub(super) fn canonical_dir(p: &Path) -> Result<String, Error> {
-    let c = std::fs::canonicalize(p).map_err(|e| Error::new(format!("{}: {e}", p.display())))?;
+    // An error names the path as the kernel would (`/tmp/x/./nope` is
+    // `/tmp/x/nope`).
+    let shown = || canonical_prefix(p);
+    let c =
+        std::fs::canonicalize(p).map_err(|e| Error::new(format!("{}: {e}", shown().display())))?;
     if !c.is_dir() {
-        return Err(Error::new(format!("{}: not a directory", p.display())));
+        return Err(Error::new(format!(
+            "{}: not a directory",
+            shown().display()
+        )));
     }
     Ok(c.display().to_string())
 }

@@ -446,3 +446,77 @@ fn system_credentials_are_secrets_without_a_home() {
     assert!(!p.decide(Access::Read, b"/etc/shadow").allowed);
     assert!(p.decide(Access::Read, b"/etc/hostname").allowed);
 }
+
+#[test]
+fn fail_on_block_is_a_config_key() {
+    let cfg = PathBuf::from("/p/policy.toml");
+    let load = |text: &str| {
+        let mut b = Builder::new(ctx(Path::new("/")));
+        b.config_str(text, &cfg)?;
+        b.finish()
+    };
+    assert_eq!(load("readonly = true\n").unwrap().fail_on_block, None);
+    assert_eq!(
+        load("fail_on_block = true\n").unwrap().fail_on_block,
+        Some(FAIL_ON_BLOCK_STATUS)
+    );
+    assert_eq!(load("fail_on_block = 7\n").unwrap().fail_on_block, Some(7));
+    assert_eq!(load("fail_on_block = false\n").unwrap().fail_on_block, None);
+    for bad in [
+        "fail_on_block = 0\n",
+        "fail_on_block = 256\n",
+        "fail_on_block = \"x\"\n",
+    ] {
+        let e = load(bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("/p/policy.toml:1: fail_on_block: bad value"),
+            "{bad}: {e}"
+        );
+    }
+    // It travels with the frozen policy.
+    let s = load("fail_on_block = 9\n").unwrap();
+    assert_eq!(
+        Settings::from_frozen(&s.to_frozen()).unwrap().fail_on_block,
+        Some(9)
+    );
+}
+
+#[test]
+fn an_unknown_variable_names_the_users_variables_and_the_nearest() {
+    let err = |k: &str| {
+        let mut b = Builder::new(ctx(Path::new("/")));
+        b.env([(k, "x")], None).err().unwrap().to_string()
+    };
+    let e = err("FSGUARD_ROTO");
+    assert!(
+        e.starts_with("unknown variable FSGUARD_ROTO; did you mean FSGUARD_ROOT? (the variables: FSGUARD_CONFIG,"),
+        "{e}"
+    );
+    for internal in [
+        "FSGUARD_POLICY",
+        "FSGUARD_REPORT_FD",
+        "FSGUARD_HANDSHAKE_FD",
+    ] {
+        assert!(!e.contains(internal), "{e}");
+    }
+    let e = err("FSGUARD_SOMETHING_ELSE_ENTIRELY");
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
+#[test]
+fn error_paths_are_normalised() {
+    let d = tmpdir("normalised");
+    let mut b = Builder::new(ctx(&d));
+    let e = b.root("./x/../nope/.").err().unwrap().to_string();
+    assert!(e.starts_with(&format!("{}/nope: ", d.display())), "{e}");
+    let e = b
+        .config_file(Path::new("./a/../nope.toml"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("config {}/nope.toml: ", d.display())),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

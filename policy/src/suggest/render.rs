@@ -55,9 +55,10 @@ pub fn refusal_comments(refused: &[Refusal], home: Option<&str>) -> String {
     let _ = writeln!(
         o,
         "\n# WARNING: the run also touched these paths, and no rule here allows them.\n\
-         # Credential paths (the secrets preset, deny_always) stay denied whatever\n\
-         # the allow rules say: find out why the command wants them. A rule naming\n\
-         # a directory would allow everything beneath it."
+         # Credential paths (the secrets preset, deny_always), the trace log and\n\
+         # what a deny rule refuses on purpose are never suggested: the policy's\n\
+         # author decides on them; find out why the command wants them. A rule\n\
+         # naming a directory would allow everything beneath it."
     );
     for r in refused {
         let _ = writeln!(

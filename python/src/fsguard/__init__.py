@@ -7,7 +7,7 @@ for harnesses that run untrusted commands::
     import fsguard
 
     r = fsguard.run(["sh", "-c", "echo hi > out.txt; echo x > /etc/x"],
-                    root="ws", cwd="ws", timeout=30)
+                    root="ws", cwd="ws", timeout=30)   # paths: as subprocess, against our cwd
     r.returncode          # the command's status (124 on timeout)
     r.blocked             # [Event(call='open', access='write', path='/etc/x', rule='root', ...)]
 
@@ -88,7 +88,12 @@ class Event:
     ``path`` (resolved, absolute), ``rule`` (the deciding rule, e.g.
     ``root``, ``readonly``, ``read.deny:"/ws/**/.env*"``), ``pid`` and
     ``exe`` of the process that made the call, ``errno`` it failed with
-    (0 when it went ahead), and ``dest`` for two-path calls (rename, link).
+    (0 when it went ahead), ``dest`` for two-path calls (rename, link),
+    and ``hint``, the option that would allow it (``--allow-write
+    ~/.cache/tool``), for a refusal at the policy's boundary only (``root``,
+    ``not_allowed``, ``readonly``): ``None`` for a refusal by a rule the
+    policy's author wrote on purpose (``deny``, ``deny_always``,
+    ``secrets``, the trace log), which no option should be offered to lift.
     """
 
     event: str
@@ -100,6 +105,7 @@ class Event:
     exe: str = ""
     errno: int = 0
     dest: Optional[str] = None
+    hint: Optional[str] = None
     raw: Mapping[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def __str__(self) -> str:
@@ -121,6 +127,7 @@ class Event:
             return v if isinstance(v, int) else 0
 
         dest = obj.get("dest")
+        hint = obj.get("hint")
         return cls(
             event=s("event"),
             call=s("call"),
@@ -131,6 +138,7 @@ class Event:
             exe=s("exe"),
             errno=n("errno"),
             dest=dest if isinstance(dest, str) else None,
+            hint=hint if isinstance(hint, str) else None,
             raw=dict(obj),
         )
 
@@ -298,7 +306,22 @@ def _abs(p: StrPath, base: Optional[StrPath] = None) -> str:
     return os.path.abspath(s)
 
 
-def _patterns(name: str, pats: Sequence[StrPath]) -> List[str]:
+_GLOB = re.compile(r"[*?\[{]")
+
+
+def _abs_pattern(p: str, base: str) -> str:
+    """A relative pattern made absolute against ``base``, meaning what a
+    config's pattern means there: a slash-less glob (``*.pem``) matches at
+    any depth below it; ``~/`` is kept."""
+    if p.startswith("/") or p == "~" or p.startswith("~/"):
+        return p
+    base = base.rstrip("/")
+    if "/" not in p and _GLOB.search(p):
+        return f"{base}/**/{p}"
+    return f"{base}/{p}"
+
+
+def _patterns(name: str, pats: Sequence[StrPath], base: str) -> List[str]:
     if isinstance(pats, (str, bytes, os.PathLike)):
         raise TypeError(f"{name}: a list of patterns, not one string")
     out = []
@@ -306,12 +329,11 @@ def _patterns(name: str, pats: Sequence[StrPath]) -> List[str]:
         s = os.fspath(p)
         if not isinstance(s, str) or not s:
             raise PolicyError(f"{name}: empty pattern", key=name)
-        out.append(s)
+        out.append(_abs_pattern(s, base))
     return out
 
 
 def _policy_flags(
-    base: Optional[StrPath],
     patterns: Dict[str, str],
     root: Optional[StrPath],
     readonly: bool,
@@ -326,12 +348,18 @@ def _policy_flags(
 ) -> List[str]:
     flags: List[str] = []
     if config is not None:
-        flags += ["--config", _abs(config, base)]
+        flags += ["--config", _abs(config)]
+    else:
+        # The arguments are the whole policy: a `.fsguard.toml` found where
+        # the command runs (a workspace it may write) never layers over them.
+        flags.append("--no-config")
+    base = os.getcwd()
     if root is not None:
-        r = _abs(root, base)
+        r = _abs(root)
         if not os.path.isdir(r):
             raise PolicyError(f"root: {r}: not a directory", key="root")
         flags += ["--root", r]
+        base = r
     if readonly:
         flags.append("--readonly")
     for name, opt, pats in (
@@ -342,8 +370,9 @@ def _policy_flags(
         ("deny_write", "--deny-write", deny_write),
         ("deny_write_always", "--deny-write-always", deny_write_always),
     ):
-        for p in _patterns(name, pats):
+        for given, p in zip(pats, _patterns(name, pats, base)):
             patterns.setdefault(p, name)
+            patterns.setdefault(os.fspath(given), name)
             flags.append(f"{opt}={p}")
     if audit:
         flags.append("--audit")
@@ -386,6 +415,7 @@ def run(
     cwd: Optional[StrPath] = None,
     env: Optional[Mapping[str, str]] = None,
     input: Union[str, bytes, None] = None,
+    quiet: bool = False,
     extra_args: Sequence[str] = (),
 ) -> Result:
     """Runs ``argv`` under ``fsguard run`` and returns a :class:`Result`.
@@ -408,8 +438,17 @@ def run(
       ``"required"`` fails where the kernel has none. Under Landlock an
       ``audit`` run still refuses writes outside the root.
 
-    Relative paths (``root``, ``config``, patterns) are against ``cwd`` when
-    it is given, else against this process's working directory.
+    Relative paths (``root``, ``config``) are against this process's
+    working directory, as ``subprocess`` takes them, never against ``cwd``:
+    ``run(..., root="ws", cwd="ws")`` confines to ``./ws`` and runs there.
+    Relative patterns are against the root, as in a config file
+    (``deny_read=["**/.env*"]`` covers the root's ``.env`` files), or this
+    process's working directory when there is no root; a slash-less glob
+    (``*.pem``) matches at any depth below that directory.
+
+    ``quiet``: fsguard writes nothing of its own to ``stderr`` (no summary
+    of what was blocked, no notes), so ``Result.stderr`` is the command's
+    alone, fit to hand to a model; the refusals are in :attr:`Result.blocked`.
 
     ``timeout`` (seconds): the command gets SIGTERM, then SIGKILL 5 s
     later; :attr:`Result.timed_out` is set and ``returncode`` is 124.
@@ -430,7 +469,6 @@ def run(
         raise ValueError("argv is empty")
     patterns: Dict[str, str] = {}
     flags = _policy_flags(
-        cwd,
         patterns,
         root,
         readonly,
@@ -447,6 +485,8 @@ def run(
         flags.append("--no-landlock")
     elif landlock:
         flags.append("--landlock=required" if landlock == "required" else "--landlock")
+    if quiet:
+        flags.append("--quiet")
     if timeout is not None:
         if not timeout > 0:
             raise ValueError("timeout: seconds > 0")
