@@ -583,6 +583,9 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
         return None;
     }
     let saved = errno();
+    // The spares back first, if a check gave them up: the open must not
+    // get a slot of theirs, which it would not get bare (a full table).
+    crate::reserve::take();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let path = path.get()?;
         // The usual path needs no folding: decided on the joined path

@@ -107,15 +107,24 @@ fn take_claimed() -> bool {
     // Known before any spare is: `release` compares against it.
     DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
     INO.store(st.st_ino, Ordering::Relaxed);
-    let mut got = false;
-    for s in &SPARE {
+    // The memfd is the first spare itself when it landed high (in a slot
+    // `release` freed): a table that was full is full again, as the
+    // program saw it, with no slot left over for its own calls.
+    let first = if m.as_raw_fd() >= HIGH_FD {
+        m.into_raw_fd()
+    } else {
         let Some(fd) = dup_spare(m.as_fd()) else {
-            break;
+            return false;
         };
-        s.store(fd, Ordering::Release);
-        got = true;
+        fd
+    };
+    SPARE[0].store(first, Ordering::Release);
+    // SAFETY: the spare just stored, open: nothing releases it while
+    // SPARES_BUSY is held.
+    if let Some(d) = dup_spare(unsafe { BorrowedFd::borrow_raw(first) }) {
+        SPARE[1].store(d, Ordering::Release);
     }
-    got
+    true
 }
 
 /// Gives up the spares so a resolution can have their slots; true if any
