@@ -243,9 +243,21 @@ pub fn release<R>(r: R, state: impl Sized) -> R {
     r
 }
 
-/// Internal "denied but audited" result: stops checking the call's second
-/// path, so one audited call writes one line, as in enforce mode.
+/// Internal "denied but audited" result: the call goes ahead (unless
+/// another of its paths is denied for good, [`strongest`]).
 const AUDITED: c_int = 0;
+
+/// The verdict on one path of a call, for the verdict on all of them:
+/// `Err(errno)` for an enforced denial (or a failure), which refuses the
+/// call; `Ok(true)` for an audited one, which does not.
+#[inline]
+fn strongest(r: Result<(), c_int>) -> Result<bool, c_int> {
+    match r {
+        Ok(()) => Ok(false),
+        Err(AUDITED) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
 
 impl Guard {
     /// Whether an access of this kind can be denied at all; when not, the
@@ -275,7 +287,10 @@ impl Guard {
     }
 
     /// A call of two paths: both are named in the trace line, so both
-    /// buffers are held.
+    /// buffers are held. Every path is decided before the call goes ahead:
+    /// in audit mode the first path's audited denial does not stop the
+    /// check of the second, whose enforced denial (`rule=log`) wins. One
+    /// audited call writes one `audit` line, as in enforce mode.
     #[inline(never)]
     fn check_two(
         &self,
@@ -284,30 +299,52 @@ impl Guard {
         v0: &mut Via,
         v1: &mut Via,
     ) -> Result<(), c_int> {
+        let mut audited = false;
         let mut first = PathBuf::new();
-        self.resolve(call, &targets[0], &mut first, v0)?;
+        let r0 = self.resolve(call, &targets[0], &mut first, v0, audited);
+        audited |= strongest(r0)?;
         let mut second = PathBuf::new();
-        self.resolve(call, &targets[1], &mut second, v1)?;
-        let (a, b) = (first.as_bytes(), second.as_bytes());
-        self.decide(call, &targets[0], a, a, Some(b))?;
-        self.decide(call, &targets[1], b, a, Some(b))
+        let r1 = self.resolve(call, &targets[1], &mut second, v1, audited);
+        audited |= strongest(r1)?;
+        // An unresolved path (audited) is named as the caller passed it.
+        let raw = |i: usize| targets[i].path.get().map_or(&b""[..], CStr::to_bytes);
+        let a = if r0.is_ok() { first.as_bytes() } else { raw(0) };
+        let b = if r1.is_ok() {
+            second.as_bytes()
+        } else {
+            raw(1)
+        };
+        if r0.is_ok() {
+            audited |= strongest(self.decide(call, &targets[0], a, a, Some(b), audited))?;
+        }
+        if r1.is_ok() {
+            audited |= strongest(self.decide(call, &targets[1], b, a, Some(b), audited))?;
+        }
+        if audited {
+            Err(AUDITED)
+        } else {
+            Ok(())
+        }
     }
 
     /// A call of one path: one path buffer on the stack, not two.
     #[inline(never)]
     fn check_one(&self, call: &'static str, t: &Target, via: &mut Via) -> Result<(), c_int> {
         let mut path = PathBuf::new();
-        self.resolve(call, t, &mut path, via)?;
+        self.resolve(call, t, &mut path, via, false)?;
         let p = path.as_bytes();
-        self.decide(call, t, p, p, None)
+        self.decide(call, t, p, p, None, false)
     }
 
+    /// `audited`: an `audit` line was written for this call already; a
+    /// second audited denial is not written again (an enforced one is).
     fn resolve(
         &self,
         call: &'static str,
         t: &Target,
         out: &mut PathBuf,
         via: &mut Via,
+        audited: bool,
     ) -> Result<(), c_int> {
         // Out of fds: room is made for the guard's own O_PATH fd (the call
         // itself may need none), by the spares, else by the soft limit
@@ -331,7 +368,7 @@ impl Guard {
                 }
                 return Err(e.raw_os_error());
             }
-            return self.resolved(call, t, r, via);
+            return self.resolved(call, t, r, via, audited);
         }
     }
 
@@ -341,6 +378,7 @@ impl Guard {
         t: &Target,
         r: Result<(), Unresolved>,
         via: &mut Via,
+        audited: bool,
     ) -> Result<(), c_int> {
         match r {
             Ok(()) => Ok(()),
@@ -349,7 +387,8 @@ impl Guard {
                 via.reset();
                 // Shown only to name what failed.
                 let raw = t.path.get().map_or(&b""[..], CStr::to_bytes);
-                self.deny(
+                self.deny_once(
+                    audited,
                     call,
                     t.access.unwrap_or(Access::Read),
                     raw,
@@ -362,7 +401,8 @@ impl Guard {
     }
 
     /// Applies the policy to the resolved target `mine`. `path`/`dest` are
-    /// the call's first and second resolved paths, for the trace line.
+    /// the call's first and second resolved paths, for the trace line;
+    /// `audited` as for [`Guard::resolve`].
     fn decide(
         &self,
         call: &'static str,
@@ -370,6 +410,7 @@ impl Guard {
         mine: &[u8],
         path: &[u8],
         dest: Option<&[u8]>,
+        audited: bool,
     ) -> Result<(), c_int> {
         let Some(access) = t.access else {
             // Metadata: confined only to hide what lies outside.
@@ -377,12 +418,12 @@ impl Guard {
             return if d.allowed {
                 Ok(())
             } else {
-                self.deny(call, Access::Read, mine, path, dest, d.rule)
+                self.deny_once(audited, call, Access::Read, mine, path, dest, d.rule)
             };
         };
         if t.moves {
             if let Some(rule) = self.policy.protected(mine) {
-                return self.deny(call, access, mine, path, dest, rule);
+                return self.deny_once(audited, call, access, mine, path, dest, rule);
             }
         }
         let d = self.policy.decide(access, mine);
@@ -397,8 +438,27 @@ impl Guard {
             // /abs/dir` tries every existing ancestor of an allowed dir.
             Err(libc::EEXIST)
         } else {
-            self.deny(call, access, mine, path, dest, d.rule)
+            self.deny_once(audited, call, access, mine, path, dest, d.rule)
         }
+    }
+
+    /// [`Guard::deny`], unless the denial is audited and the call already
+    /// wrote its `audit` line (`audited`): then only the verdict.
+    #[allow(clippy::too_many_arguments)]
+    fn deny_once(
+        &self,
+        audited: bool,
+        call: &'static str,
+        access: Access,
+        mine: &[u8],
+        path: &[u8],
+        dest: Option<&[u8]>,
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        if audited && self.policy.audit() && rule != Rule::Log {
+            return Err(AUDITED);
+        }
+        self.deny(call, access, mine, path, dest, rule)
     }
 
     /// Refuses a call for `rule` (trace line, report; audit lets it pass).
