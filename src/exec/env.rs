@@ -18,7 +18,7 @@ extern "C" {
 /// The process's environment array (`execv`, `execvp` and the shell pass
 /// it on).
 #[inline]
-pub(super) fn environ() -> Argv {
+pub(crate) fn environ() -> Argv {
     // SAFETY: reads the pointer libc keeps (a copy, no reference).
     #[cfg(not(target_os = "macos"))]
     let e = unsafe { ENVIRON };
@@ -68,10 +68,54 @@ fn own_path() -> Option<Vec<u8>> {
         return None;
     }
     // SAFETY: dladdr hands back a C string owned by the loader.
-    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
-    let name = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
-    let abs = std::fs::canonicalize(name).ok()?;
-    Some(abs.into_os_string().into_encoded_bytes())
+    let mut name = unsafe { CStr::from_ptr(info.dli_fname) }
+        .to_bytes()
+        .to_vec();
+    // Made absolute with the kernel's help, the way realpath would, with
+    // raw system calls (this runs while the guard loads, when the
+    // library's own calls of hooked functions are refused), and without
+    // opening the library's file again: its directory is opened (`O_PATH`)
+    // and named, and a final symlink followed by hand.
+    for _ in 0..40 {
+        let cut = name.iter().rposition(|&b| b == b'/');
+        let (dir, base) = match cut {
+            Some(0) => (&b"/"[..], &name[1..]),
+            Some(i) => (&name[..i], &name[i + 1..]),
+            None => (&b"."[..], &name[..]),
+        };
+        let dir = std::ffi::CString::new(dir).ok()?;
+        let base = std::ffi::CString::new(base).ok()?;
+        let fd = crate::sys::open_ref(rustix::fs::CWD, &dir, rustix::fs::OFlags::DIRECTORY).ok()?;
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let n = crate::sys::fd_name(std::os::fd::AsFd::as_fd(&fd), &mut buf).ok()?;
+        let mut abs: Vec<u8> = buf[..n]
+            .iter()
+            .map(|b| {
+                // SAFETY: fd_name wrote the first n bytes.
+                unsafe { b.assume_init() }
+            })
+            .collect();
+        match rustix::fs::readlinkat(&fd, base.as_c_str(), Vec::new()) {
+            Ok(target) => {
+                let target = target.into_bytes();
+                if target.first() == Some(&b'/') {
+                    name = target;
+                } else {
+                    abs.push(b'/');
+                    abs.extend_from_slice(&target);
+                    name = abs;
+                }
+            }
+            Err(_) => {
+                if abs.last() != Some(&b'/') {
+                    abs.push(b'/');
+                }
+                abs.extend_from_slice(base.to_bytes());
+                return Some(abs);
+            }
+        }
+    }
+    None
 }
 
 const PRELOAD: &[u8] = crate::sys::PRELOAD_ENTRY;

@@ -54,7 +54,7 @@ use crate::guard::CArg;
 #[cfg(target_os = "linux")]
 use crate::hooks::at_follow;
 use crate::resolve::Follow;
-use env::environ;
+pub(crate) use env::environ;
 
 pub(crate) use check::exec_check;
 pub use darwin_actions::SPAWN_DARWIN;
