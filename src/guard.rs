@@ -574,7 +574,7 @@ impl Guard {
         dest: Option<&[u8]>,
         rule: Rule<'_>,
     ) -> Result<(), c_int> {
-        if audited && self.policy.audit() && rule != Rule::Log {
+        if audited && self.policy.audit() && !matches!(rule, Rule::Log | Rule::LoaderEnv(_)) {
             return Err(AUDITED);
         }
         self.deny(call, access, mine, path, dest, rule)
@@ -607,7 +607,7 @@ impl Guard {
     ) -> Result<(), c_int> {
         // The trace log stays protected in audit mode: the record of what
         // would have been blocked is the point of an audit.
-        let audit = self.policy.audit() && rule != Rule::Log;
+        let audit = self.policy.audit() && !matches!(rule, Rule::Log | Rule::LoaderEnv(_));
         let hidden = self.policy.settings().hide_outside
             && access != Access::Write
             && matches!(rule, Rule::Root | Rule::NotAllowed);

@@ -240,6 +240,7 @@ pub(crate) fn load_now() {
     handshake();
     let loaded = catch_unwind(|| {
         let env = StartEnv::read();
+        loader_door(&env)?;
         load(&env)
     })
     .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
@@ -268,6 +269,20 @@ fn fatal(msg: &str) -> ! {
     unsafe {
         libc::write(2, line.as_ptr().cast(), line.len());
         libc::_exit(125);
+    }
+}
+
+/// A loader variable in the starting environment that already made the
+/// loader run code beside this library, or write a file no hook checked
+/// ([`fsguard_policy::program::LOADER_ENV`]): too late to refuse it, so
+/// the process does not run.
+fn loader_door(env: &StartEnv) -> Result<(), String> {
+    match env.entries().find_map(fsguard_policy::program::loader_env) {
+        Some(var) => Err(format!(
+            "{var} is set: {}",
+            fsguard_policy::program::loader_env_why(var)
+        )),
+        None => Ok(()),
     }
 }
 

@@ -208,8 +208,22 @@ fn preload_entry(prefix: &[u8], seps: &[u8], lib: &[u8], old: &[u8], out: &mut [
 ///
 /// # Safety
 /// As [`entries`].
+///
+/// An envp that sets a loader variable of
+/// [`fsguard_policy::program::LOADER_ENV`] is refused first
+/// (`rule=loader_env:NAME`, a trace line naming `call` and `shown`, the
+/// program), whether or not the guard is loaded yet.
 #[inline(never)]
-pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Result<R, c_int> {
+pub(super) unsafe fn with_env<R>(
+    call: &'static str,
+    shown: &[u8],
+    envp: Argv,
+    f: impl FnOnce(Argv) -> R,
+) -> Result<R, c_int> {
+    // SAFETY: the caller's envp.
+    if let Some(var) = unsafe { loader_var(envp) } {
+        return Err(refuse_loader_var(call, shown, var));
+    }
     let Some(ce) = child_env() else {
         return Ok(f(envp));
     };
@@ -288,6 +302,42 @@ pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Resul
     drop(report);
     set_errno(saved);
     Ok(r)
+}
+
+/// The first variable of `envp` the loader would run code or write a file
+/// for, beside the library ([`fsguard_policy::program::loader_env`]).
+///
+/// # Safety
+/// As [`entries`].
+unsafe fn loader_var(envp: Argv) -> Option<&'static str> {
+    // SAFETY: as in `entries`; each entry a C string.
+    unsafe { entries(envp) }.find_map(|e| {
+        // SAFETY: a C string of the caller's envp.
+        fsguard_policy::program::loader_env(unsafe { CStr::from_ptr(e) }.to_bytes())
+    })
+}
+
+/// The refusal of an exec whose environment sets `var`: the errno, after
+/// the trace line when the guard is there to write it.
+#[cold]
+fn refuse_loader_var(call: &'static str, shown: &[u8], var: &'static str) -> c_int {
+    let Ok(Some(g)) = guard::get_or_refuse() else {
+        return libc::EACCES;
+    };
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        g.refuse(
+            call,
+            fsguard_policy::Access::Exec,
+            shown,
+            fsguard_policy::Rule::LoaderEnv(var),
+        )
+    });
+    set_errno(saved);
+    match r {
+        Ok(Err(e)) => e,
+        _ => libc::EACCES,
+    }
 }
 
 /// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.
