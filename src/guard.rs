@@ -1,12 +1,13 @@
 //! The library's state and the one check every hook makes.
 //!
-//! The policy is built once, in the constructor, from the environment the
+//! The policy is built once, by the first hooked call or the constructor,
+//! whichever comes first ([`crate::init`]), from the environment the
 //! process started with, and never changes. Hooks read it through an atomic
 //! pointer: no lock a signal handler or a forked child could find held.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicU8, Ordering};
 
 use fsguard_policy::{Access, Hint, Policy, Rule};
 
@@ -31,31 +32,146 @@ const LOADING: u8 = 1;
 const READY: u8 = 2;
 
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+/// Set once, to a leaked Box, when the guard is ready: the one atomic load
+/// of every hooked call.
 static GUARD: AtomicPtr<Guard> = AtomicPtr::new(std::ptr::null_mut());
+/// The thread (and process) loading the guard, while `STATE` is `LOADING`.
+static LOADER_TID: AtomicU64 = AtomicU64::new(0);
+static LOADER_PID: AtomicI32 = AtomicI32::new(0);
+/// The loading thread is inside one of the library's own steps that calls
+/// hooked functions itself (reading a config file): its calls go through.
+static OWN: AtomicBool = AtomicBool::new(false);
 
-/// The guard, once the constructor has finished. Calls made before (other
-/// libraries' constructors, the loader) go straight through.
+/// The guard. The first call of the process loads it ([`first_call`]):
+/// no hooked call passes unchecked, however early it comes (another
+/// library's constructor, a preload listed after this one). `None` only
+/// for the library's own calls while it loads, which go straight through,
+/// and for a call refused before the guard exists ([`get_or_refuse`] tells
+/// the two apart).
 #[inline]
 pub fn get() -> Option<&'static Guard> {
-    if STATE.load(Ordering::Acquire) != READY {
-        return None;
+    let p = GUARD.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: set once to a leaked Box that is never freed.
+        return Some(unsafe { &*p });
     }
-    // SAFETY: set once, before READY, to a leaked Box that is never freed.
-    unsafe { GUARD.load(Ordering::Acquire).as_ref() }
+    first_call(false).ok().flatten()
 }
 
-/// Claims the one load of the guard: false when the constructor already
-/// ran or is running (a second `.init_array` call).
+/// [`get`], telling apart the two reasons there is no guard: `Ok(None)`, a
+/// call of the library's own while it loads (goes straight through);
+/// `Err(errno)`, a call no guard can decide (refused: another thread's
+/// call that waited too long for the load, a forked child of a loading
+/// process, program code run by the loading thread outside the library's
+/// own steps).
+#[inline]
+pub fn get_or_refuse() -> Result<Option<&'static Guard>, c_int> {
+    let p = GUARD.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: set once to a leaked Box that is never freed.
+        return Ok(Some(unsafe { &*p }));
+    }
+    first_call(false)
+}
+
+/// The constructor's [`get_or_refuse`]: loads the guard even where a
+/// hooked call would find it too early to.
+pub(crate) fn load_in_constructor() -> Result<Option<&'static Guard>, c_int> {
+    first_call(true)
+}
+
+/// How long another thread's call waits for the load before it is refused
+/// (a thread in `dlopen` holds the loader's lock the load may need).
+const LOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The slow path of [`get`]: loads the guard on the first call, waits for
+/// another thread's load, or says what to do meanwhile. A hooked call made
+/// before the C library itself is set up (an IFUNC resolver run while the
+/// program is relocated: thread-local storage is not ready, and the load
+/// needs it) is refused without a load; the constructor loads then.
+#[cold]
+#[inline(never)]
+fn first_call(constructor: bool) -> Result<Option<&'static Guard>, c_int> {
+    // The unit tests' harness is not guarded.
+    if cfg!(test) {
+        return Ok(None);
+    }
+    let mut waited = None;
+    loop {
+        match STATE.load(Ordering::Acquire) {
+            READY => {
+                // SAFETY: set once, before READY, to a leaked Box.
+                return Ok(unsafe { GUARD.load(Ordering::Acquire).as_ref() });
+            }
+            UNINIT => {
+                if !constructor && crate::init::too_early() {
+                    return Err(libc::EACCES);
+                }
+                if begin_load() {
+                    // Installs the guard, or ends the process (exit 125).
+                    crate::init::load_now();
+                }
+            }
+            _ => {
+                if LOADER_TID.load(Ordering::Acquire) == crate::sys::thread_id() {
+                    return if OWN.load(Ordering::Acquire) {
+                        Ok(None)
+                    } else {
+                        Err(libc::EACCES)
+                    };
+                }
+                if LOADER_PID.load(Ordering::Acquire)
+                    != rustix::process::getpid().as_raw_nonzero().get()
+                {
+                    // Forked while another thread loaded: no one will
+                    // finish the load in this process.
+                    return Err(libc::EACCES);
+                }
+                let start = *waited.get_or_insert_with(std::time::Instant::now);
+                if start.elapsed() > LOAD_WAIT {
+                    return Err(libc::EACCES);
+                }
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Claims the one load of the guard for this thread: false when it is
+/// loaded or being loaded.
 pub(crate) fn begin_load() -> bool {
-    STATE
+    let claimed = STATE
         .compare_exchange(UNINIT, LOADING, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
+        .is_ok();
+    if claimed {
+        let pid = rustix::process::getpid().as_raw_nonzero().get();
+        LOADER_PID.store(pid, Ordering::Release);
+        LOADER_TID.store(crate::sys::thread_id(), Ordering::Release);
+    }
+    claimed
+}
+
+/// Whether the guard is ready (the constructor has nothing left to do).
+pub(crate) fn ready() -> bool {
+    !GUARD.load(Ordering::Acquire).is_null()
+}
+
+/// Runs one of the library's own loading steps that call hooked functions
+/// itself (std's file access: the config file, the paths it names): on the
+/// loading thread, those calls go straight through; any other hooked call
+/// while the guard loads is refused.
+pub(crate) fn own<R>(f: impl FnOnce() -> R) -> R {
+    let was = OWN.swap(true, Ordering::AcqRel);
+    let r = f();
+    OWN.store(was, Ordering::Release);
+    r
 }
 
 /// Publishes the loaded guard, leaked: hooks confine from here on.
 pub(crate) fn install(g: Guard) {
     GUARD.store(Box::into_raw(Box::new(g)), Ordering::Release);
     STATE.store(READY, Ordering::Release);
+    LOADER_TID.store(0, Ordering::Release);
 }
 
 /// A C string argument of a hooked call: NULL, or a NUL-terminated string
@@ -152,18 +268,21 @@ pub use crate::errno::{errno, set_errno};
 /// fail it. Never unwinds; a panic inside denies. For calls that take the
 /// caller's path again, [`check_act`] is the race-free form.
 pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
-    if confining(targets).is_none() {
+    if confining(targets)?.is_none() {
         return Ok(());
     }
     check_act(call, targets).map(drop)
 }
 
 /// The guard, when it confines some target of the call (else the call goes
-/// straight through, unresolved).
+/// straight through, unresolved); `Err` for a call refused before there is
+/// a guard.
 #[inline]
-fn confining(targets: &[Target]) -> Option<&'static Guard> {
-    let g = get()?;
-    targets.iter().any(|t| g.confines(t.access)).then_some(g)
+fn confining(targets: &[Target]) -> Result<Option<&'static Guard>, c_int> {
+    let Some(g) = get_or_refuse()? else {
+        return Ok(None);
+    };
+    Ok(targets.iter().any(|t| g.confines(t.access)).then_some(g))
 }
 
 /// The checked objects of one call, one [`Via`] per target.
@@ -224,7 +343,7 @@ pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> 
 /// the same targets), which spares copying them out.
 #[inline]
 pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Result<(), c_int> {
-    let Some(g) = confining(targets) else {
+    let Some(g) = confining(targets)? else {
         return Ok(());
     };
     guarded(g, call, targets, || g.check(call, targets, &mut vias.0))
@@ -298,9 +417,21 @@ pub fn release<R>(r: R, state: impl Sized) -> R {
     r
 }
 
-/// Internal "denied but audited" result: stops checking the call's second
-/// path, so one audited call writes one line, as in enforce mode.
+/// Internal "denied but audited" result: the call goes ahead (unless
+/// another of its paths is denied for good, [`strongest`]).
 const AUDITED: c_int = 0;
+
+/// The verdict on one path of a call, for the verdict on all of them:
+/// `Err(errno)` for an enforced denial (or a failure), which refuses the
+/// call; `Ok(true)` for an audited one, which does not.
+#[inline]
+fn strongest(r: Result<(), c_int>) -> Result<bool, c_int> {
+    match r {
+        Ok(()) => Ok(false),
+        Err(AUDITED) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
 
 impl Guard {
     /// Whether an access of this kind can be denied at all; when not, the
@@ -330,7 +461,10 @@ impl Guard {
     }
 
     /// A call of two paths: both are named in the trace line, so both
-    /// buffers are held.
+    /// buffers are held. Every path is decided before the call goes ahead:
+    /// in audit mode the first path's audited denial does not stop the
+    /// check of the second, whose enforced denial (`rule=log`) wins. One
+    /// audited call writes one `audit` line, as in enforce mode.
     #[inline(never)]
     fn check_two(
         &self,
@@ -339,30 +473,52 @@ impl Guard {
         v0: &mut Via,
         v1: &mut Via,
     ) -> Result<(), c_int> {
+        let mut audited = false;
         let mut first = PathBuf::new();
-        self.resolve(call, &targets[0], &mut first, v0)?;
+        let r0 = self.resolve(call, &targets[0], &mut first, v0, audited);
+        audited |= strongest(r0)?;
         let mut second = PathBuf::new();
-        self.resolve(call, &targets[1], &mut second, v1)?;
-        let (a, b) = (first.as_bytes(), second.as_bytes());
-        self.decide(call, &targets[0], a, a, Some(b))?;
-        self.decide(call, &targets[1], b, a, Some(b))
+        let r1 = self.resolve(call, &targets[1], &mut second, v1, audited);
+        audited |= strongest(r1)?;
+        // An unresolved path (audited) is named as the caller passed it.
+        let raw = |i: usize| targets[i].path.get().map_or(&b""[..], CStr::to_bytes);
+        let a = if r0.is_ok() { first.as_bytes() } else { raw(0) };
+        let b = if r1.is_ok() {
+            second.as_bytes()
+        } else {
+            raw(1)
+        };
+        if r0.is_ok() {
+            audited |= strongest(self.decide(call, &targets[0], a, a, Some(b), audited))?;
+        }
+        if r1.is_ok() {
+            audited |= strongest(self.decide(call, &targets[1], b, a, Some(b), audited))?;
+        }
+        if audited {
+            Err(AUDITED)
+        } else {
+            Ok(())
+        }
     }
 
     /// A call of one path: one path buffer on the stack, not two.
     #[inline(never)]
     fn check_one(&self, call: &'static str, t: &Target, via: &mut Via) -> Result<(), c_int> {
         let mut path = PathBuf::new();
-        self.resolve(call, t, &mut path, via)?;
+        self.resolve(call, t, &mut path, via, false)?;
         let p = path.as_bytes();
-        self.decide(call, t, p, p, None)
+        self.decide(call, t, p, p, None, false)
     }
 
+    /// `audited`: an `audit` line was written for this call already; a
+    /// second audited denial is not written again (an enforced one is).
     fn resolve(
         &self,
         call: &'static str,
         t: &Target,
         out: &mut PathBuf,
         via: &mut Via,
+        audited: bool,
     ) -> Result<(), c_int> {
         // Out of fds: room is made for the guard's own O_PATH fd (the call
         // itself may need none), by the spares, else by the soft limit
@@ -386,7 +542,7 @@ impl Guard {
                 }
                 return Err(e.raw_os_error());
             }
-            return self.resolved(call, t, r, via);
+            return self.resolved(call, t, r, via, audited);
         }
     }
 
@@ -396,6 +552,7 @@ impl Guard {
         t: &Target,
         r: Result<(), Unresolved>,
         via: &mut Via,
+        audited: bool,
     ) -> Result<(), c_int> {
         match r {
             Ok(()) => Ok(()),
@@ -404,7 +561,8 @@ impl Guard {
                 via.reset();
                 // Shown only to name what failed.
                 let raw = t.path.get().map_or(&b""[..], CStr::to_bytes);
-                self.deny(
+                self.deny_once(
+                    audited,
                     call,
                     t.access.unwrap_or(Access::Read),
                     raw,
@@ -417,7 +575,8 @@ impl Guard {
     }
 
     /// Applies the policy to the resolved target `mine`. `path`/`dest` are
-    /// the call's first and second resolved paths, for the trace line.
+    /// the call's first and second resolved paths, for the trace line;
+    /// `audited` as for [`Guard::resolve`].
     fn decide(
         &self,
         call: &'static str,
@@ -425,6 +584,7 @@ impl Guard {
         mine: &[u8],
         path: &[u8],
         dest: Option<&[u8]>,
+        audited: bool,
     ) -> Result<(), c_int> {
         let Some(access) = t.access else {
             // Metadata: confined only to hide what lies outside.
@@ -432,12 +592,12 @@ impl Guard {
             return if d.allowed {
                 Ok(())
             } else {
-                self.deny(call, Access::Read, mine, path, dest, d.rule)
+                self.deny_once(audited, call, Access::Read, mine, path, dest, d.rule)
             };
         };
         if t.moves {
             if let Some(rule) = self.policy.protected(mine) {
-                return self.deny(call, access, mine, path, dest, rule);
+                return self.deny_once(audited, call, access, mine, path, dest, rule);
             }
         }
         let d = self.policy.decide(access, mine);
@@ -452,8 +612,27 @@ impl Guard {
             // /abs/dir` tries every existing ancestor of an allowed dir.
             Err(libc::EEXIST)
         } else {
-            self.deny(call, access, mine, path, dest, d.rule)
+            self.deny_once(audited, call, access, mine, path, dest, d.rule)
         }
+    }
+
+    /// [`Guard::deny`], unless the denial is audited and the call already
+    /// wrote its `audit` line (`audited`): then only the verdict.
+    #[allow(clippy::too_many_arguments)]
+    fn deny_once(
+        &self,
+        audited: bool,
+        call: &'static str,
+        access: Access,
+        mine: &[u8],
+        path: &[u8],
+        dest: Option<&[u8]>,
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        if audited && self.policy.audit() && !matches!(rule, Rule::Log | Rule::LoaderEnv(_)) {
+            return Err(AUDITED);
+        }
+        self.deny(call, access, mine, path, dest, rule)
     }
 
     /// Refuses a call for `rule` (trace line, report; audit lets it pass).
@@ -485,7 +664,7 @@ impl Guard {
         let name = match name {
             Some(n) => n,
             None => {
-                self.resolve(call, t, &mut path, via)?;
+                self.resolve(call, t, &mut path, via, false)?;
                 path.as_bytes()
             }
         };
@@ -523,7 +702,7 @@ impl Guard {
     ) -> Result<(), c_int> {
         // The trace log stays protected in audit mode: the record of what
         // would have been blocked is the point of an audit.
-        let audit = self.policy.audit() && rule != Rule::Log;
+        let audit = self.policy.audit() && !matches!(rule, Rule::Log | Rule::LoaderEnv(_));
         let hidden = self.policy.settings().hide_outside
             && access != Access::Write
             && matches!(rule, Rule::Root | Rule::NotAllowed);

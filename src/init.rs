@@ -1,9 +1,14 @@
-//! The library's one initialisation entry: the constructor. It answers a
-//! supervising `fsguard run` (the handshake), loads the policy, sets up each
+//! The library's one initialisation: loading the guard. It runs on the
+//! first hooked call of the process or in the constructor, whichever comes
+//! first ([`crate::guard::get`] calls [`load_now`]): code that runs before
+//! this library's constructor (the constructors of the program's own
+//! libraries, a preload listed after this one) is checked like any other.
+//! The load answers a supervising `fsguard run` (the handshake), reads the
+//! policy from the environment the process started with, sets up each
 //! module in turn (the trace sinks, the environment children get in
 //! [`crate::exec`], the reserve) and only then publishes the [`Guard`].
-//! Hooks depend on the guard, never the reverse; only this module knows
-//! them all.
+//! Hooks depend on the guard; the guard asks this module for the load, and
+//! only this module knows every other one.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::catch_unwind;
@@ -14,7 +19,7 @@ use crate::guard::{self, errno, set_errno, Guard};
 use crate::trace::Sink;
 
 /// Builds the guard from the process's starting environment.
-fn load(envp: Envp) -> Result<Guard, String> {
+fn load(envp: &StartEnv) -> Result<Guard, String> {
     let mut vars: Vec<(String, String)> = Vec::new();
     let mut home = None;
     let mut path_var = None;
@@ -46,12 +51,17 @@ fn load(envp: Envp) -> Result<Guard, String> {
     };
     if handed.is_some() {
         // The exec hooks hand each child its own copy (crate::handoff).
-        // SAFETY: constructors run single-threaded; a C string literal.
+        // SAFETY: a C string literal; the program's own code that may run
+        // meanwhile on another thread is before its `main`.
         unsafe { libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr()) };
     }
     let settings = match &frozen {
         Some(frozen) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,
-        None => {
+        // The one step that opens files through std (the config file, the
+        // paths it names), whose calls reach this library's own hooks: they
+        // go straight through. A child, handed the frozen policy, never
+        // takes it.
+        None => guard::own(|| {
             let ctx = Context {
                 cwd: std::env::current_dir()
                     .map_err(|e| format!("cannot read the working directory: {e}"))?,
@@ -62,8 +72,8 @@ fn load(envp: Envp) -> Result<Guard, String> {
             let mut b = Builder::new(ctx);
             b.env(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())), None)
                 .map_err(|e| e.to_string())?;
-            b.finish().map_err(|e| e.to_string())?
-        }
+            b.finish().map_err(|e| e.to_string())
+        })?,
     };
     let sink = Sink::new(
         settings.log.target.clone(),
@@ -114,14 +124,25 @@ fn next_open_is_libc() -> bool {
 
 /// Tells a supervising `fsguard run` that the library really loaded: one
 /// byte on the inherited `FSGUARD_HANDSHAKE_FD`, which is then closed and
-/// dropped from the environment so no descendant answers for it.
-fn handshake(envp: Envp) {
-    let Some(v) = env_value(envp, b"FSGUARD_HANDSHAKE_FD=") else {
-        return;
+/// dropped from the environment so no descendant answers for it. Found in
+/// `environ` (no system call: until the byte, the supervisor stops the
+/// process at every one), or where there is none yet, the starting
+/// environment.
+fn handshake() {
+    let from_environ = env_value(environ_entries(), b"FSGUARD_HANDSHAKE_FD=");
+    let v = match from_environ {
+        Some(v) => v.to_vec(),
+        None if crate::exec::environ().is_null() => {
+            match env_value(StartEnv::read().entries(), b"FSGUARD_HANDSHAKE_FD=") {
+                Some(v) => v.to_vec(),
+                None => return,
+            }
+        }
+        None => return,
     };
-    // SAFETY: constructors run single-threaded; a C string literal.
+    // SAFETY: a C string literal.
     unsafe { libc::unsetenv(c"FSGUARD_HANDSHAKE_FD".as_ptr()) };
-    let Some(fd) = std::str::from_utf8(v)
+    let Some(fd) = std::str::from_utf8(&v)
         .ok()
         .and_then(|v| v.parse::<i32>().ok())
     else {
@@ -145,60 +166,70 @@ fn handshake(envp: Envp) {
     drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
 }
 
-/// The value of `name` (given with its `=`) in the starting environment.
-fn env_value(envp: Envp, name: &[u8]) -> Option<&'static [u8]> {
-    envp.entries().find_map(|kv| kv.strip_prefix(name))
+/// The value of `name` (given with its `=`) among `entries`.
+fn env_value<'a>(mut entries: impl Iterator<Item = &'a [u8]>, name: &[u8]) -> Option<&'a [u8]> {
+    entries.find_map(|kv| kv.strip_prefix(name))
 }
 
-/// The environment the loader passes to constructors.
-#[derive(Clone, Copy)]
-struct Envp(*const *const c_char);
+/// The entries of `environ` as it is now.
+fn environ_entries() -> impl Iterator<Item = &'static [u8]> {
+    let mut p = crate::exec::environ();
+    std::iter::from_fn(move || {
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `environ` is NULL or a NULL-terminated array of C
+        // strings; `p` is within it, at most at its terminating NULL.
+        let e = unsafe { *p };
+        if e.is_null() {
+            return None;
+        }
+        // SAFETY: an entry before the NULL: not past the array's end.
+        p = unsafe { p.add(1) };
+        // SAFETY: each entry is a C string, alive while the load reads it.
+        Some(unsafe { CStr::from_ptr(e) }.to_bytes())
+    })
+}
 
-impl Envp {
-    /// # Safety
-    /// `envp` must be NULL or a NULL-terminated array of C strings, all
-    /// alive and unchanged for the process's life.
-    unsafe fn new(envp: *const *const c_char) -> Envp {
-        Envp(envp)
+/// The environment the process started with ([`crate::sys::start_env`]:
+/// what the kernel put on its stack, untouched by `setenv` and `unsetenv`
+/// of code that ran earlier); `environ` where that cannot be read.
+struct StartEnv(Vec<u8>);
+
+impl StartEnv {
+    fn read() -> StartEnv {
+        StartEnv(crate::sys::start_env().unwrap_or_else(|| {
+            let mut v = Vec::new();
+            for kv in environ_entries() {
+                v.extend_from_slice(kv);
+                v.push(0);
+            }
+            v
+        }))
     }
 
     /// Each `KEY=value` entry, in order.
-    fn entries(self) -> impl Iterator<Item = &'static [u8]> {
-        let mut p = self.0;
-        std::iter::from_fn(move || {
-            if p.is_null() {
-                return None;
-            }
-            // SAFETY: `new`'s contract: `p` is within the array, at most at
-            // its terminating NULL.
-            let e = unsafe { *p };
-            if e.is_null() {
-                return None;
-            }
-            // SAFETY: an entry before the NULL: not past the array's end.
-            p = unsafe { p.add(1) };
-            // SAFETY: each entry is a C string alive for the process's life.
-            Some(unsafe { CStr::from_ptr(e) }.to_bytes())
-        })
+    fn entries(&self) -> impl Iterator<Item = &[u8]> {
+        self.0.split(|&b| b == 0).filter(|e| !e.is_empty())
     }
 }
 
-/// The constructor: runs before `main`, fails the process closed on a bad
-/// policy rather than let it run unguarded.
-///
-/// # Safety
-/// Called by the loader (`.init_array`), with `envp` NULL or the process's
-/// NULL-terminated environment.
-pub unsafe extern "C" fn init(
-    _argc: c_int,
-    _argv: *const *const c_char,
-    envp: *const *const c_char,
-) {
-    // SAFETY: the loader's envp, as this function's contract says.
-    let envp = unsafe { Envp::new(envp) };
-    if !guard::begin_load() {
-        return;
-    }
+/// Loads the guard on this thread, which claimed the load
+/// ([`guard::begin_load`]): the handshake, then the policy, then the guard
+/// published. Signals are blocked meanwhile, so that no handler of the
+/// program's runs on this thread while its calls go straight through.
+/// Fails the process closed (exit 125) rather than let it run unguarded.
+pub(crate) fn load_now() {
+    let saved = errno();
+    // SAFETY: sigset_t is plain data; filled, then used as a mask of this
+    // thread, restored below.
+    let old = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    };
     // The hook of this library's own std (linked into it, with its own
     // hook, not the program's). Silent: every panic here is caught and
     // reported as a trace line (`rule=internal_error`); the default hook
@@ -206,20 +237,70 @@ pub unsafe extern "C" fn init(
     // this library's file through its own hooks to symbolize. A ZST: no
     // allocation.
     std::panic::set_hook(Box::new(|_| {}));
-    let saved = errno();
-    handshake(envp);
-    let loaded = catch_unwind(|| load(envp))
-        .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
+    handshake();
+    let loaded = catch_unwind(|| {
+        let env = StartEnv::read();
+        loader_door(&env)?;
+        load(&env)
+    })
+    .unwrap_or_else(|_| Err("internal error while loading the policy".into()));
     match loaded {
         Ok(g) => guard::install(g),
-        Err(msg) => {
-            let line = format!("fsguard: error: {msg}; refusing to run unguarded\n");
-            // SAFETY: fd 2, then _exit: nothing of the program runs.
-            unsafe {
-                libc::write(2, line.as_ptr().cast(), line.len());
-                libc::_exit(125);
-            }
-        }
+        Err(msg) => fatal(&msg),
     }
+    // SAFETY: the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     set_errno(saved);
+}
+
+/// Whether a hooked call comes before the C library has run its own
+/// constructor, which sets `environ`: while the program is relocated (an
+/// IFUNC resolver), when thread-local storage is not ready for the load.
+/// (`clearenv` in code that runs before the library's constructor empties
+/// it too: its calls are refused until the constructor loads the guard.)
+pub(crate) fn too_early() -> bool {
+    crate::exec::environ().is_null()
+}
+
+/// Ends the process before any more of the program runs unguarded.
+fn fatal(msg: &str) -> ! {
+    let line = format!("fsguard: error: {msg}; refusing to run unguarded\n");
+    // SAFETY: fd 2, then _exit: nothing of the program runs.
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), line.len());
+        libc::_exit(125);
+    }
+}
+
+/// A loader variable in the starting environment that already made the
+/// loader run code beside this library, or write a file no hook checked
+/// ([`fsguard_policy::program::LOADER_ENV`]): too late to refuse it, so
+/// the process does not run.
+fn loader_door(env: &StartEnv) -> Result<(), String> {
+    match env.entries().find_map(fsguard_policy::program::loader_env) {
+        Some(var) => Err(format!(
+            "{var} is set: {}",
+            fsguard_policy::program::loader_env_why(var)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The constructor: runs before `main`, and finds the guard loaded already
+/// when an earlier hooked call did it; fails the process closed when it
+/// cannot be loaded.
+///
+/// # Safety
+/// Called by the loader (`.init_array`).
+pub unsafe extern "C" fn init(
+    _argc: c_int,
+    _argv: *const *const c_char,
+    _envp: *const *const c_char,
+) {
+    if guard::ready() {
+        return;
+    }
+    if guard::load_in_constructor().is_err() {
+        fatal("the guard could not be loaded: another thread's load did not finish");
+    }
 }

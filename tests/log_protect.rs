@@ -266,3 +266,110 @@ if sys.argv[1:] != ['child']:
         o.describe()
     );
 }
+
+/// Item 6 of issue 27: in audit mode, a rename or link whose first path
+/// lies outside the root (an audited denial) still has its second path
+/// decided: onto the log, that is `rule=log`, enforced in audit mode too.
+/// The program renames and links files from outside onto the log.
+const INTO_THE_LOG: &str = "\
+import os, sys
+log, outside = sys.argv[1], sys.argv[2]
+for name, act in [('rename', os.rename), ('link', os.link)]:
+    src = os.path.join(outside, name)
+    try:
+        act(src, log)
+        print('ok', name)
+    except OSError as e:
+        print('refused', name, e.errno)
+print('finished')
+";
+
+/// A workspace with the log, and a directory outside it holding the files
+/// moved and linked onto the log.
+fn outside_files(td: &TempDir) -> std::path::PathBuf {
+    let outside = td.join("outside");
+    mkdir(&outside);
+    for name in ["rename", "link"] {
+        write_file(&outside.join(name), "replaced\n", 0o644);
+    }
+    outside.canonicalize().unwrap()
+}
+
+/// What both forms of the audit-mode test check: each call refused with
+/// EACCES and a `blocked … rule=log` line naming the log as its
+/// destination, the log unchanged, the outside files where they were.
+fn check_into_the_log(o: &Out, text: &str, log: &Path, outside: &Path) {
+    assert!(o.stdout.contains("finished"), "{}", o.describe());
+    for name in ["rename", "link"] {
+        assert!(
+            o.stdout.contains(&format!("refused {name} 13")),
+            "{name} onto the log not refused with EACCES\n{}",
+            o.describe()
+        );
+        assert!(outside.join(name).exists(), "{name}: the source moved");
+    }
+    assert!(
+        text.starts_with("earlier line\n") && !text.contains("replaced"),
+        "the log was replaced:\n{text}"
+    );
+    let log_s = log.display().to_string();
+    for call in ["rename", "link"] {
+        let refused = traces(text, "blocked").iter().any(|t| {
+            t.call.starts_with(call)
+                && t.field("rule") == Some("log")
+                && t.field("dest") == Some(&log_s)
+        });
+        assert!(
+            refused,
+            "no `blocked {call}… dest={log_s} rule=log` line:\n{text}"
+        );
+    }
+    // The first path's own denial is audited, once per call.
+    for call in ["rename", "link"] {
+        let n = traces(text, "audit")
+            .iter()
+            .filter(|t| t.call.starts_with(call))
+            .count();
+        assert!(n <= 1, "{call}: {n} audit lines for one call:\n{text}");
+    }
+}
+
+#[test]
+fn preload_audit_mode_decides_the_second_path_too() {
+    let (td, ws) = workspace();
+    let outside = outside_files(&td);
+    let log = ws.join("logs/trace.json");
+    let o = run(guarded_cmd(
+        python(),
+        &[
+            ("FSGUARD_ROOT", ws.to_str().unwrap()),
+            ("FSGUARD_LOG", "logs/trace.json"),
+            ("FSGUARD_MODE", "audit"),
+        ],
+    )
+    .args(["-c", INTO_THE_LOG])
+    .arg(&log)
+    .arg(&outside)
+    .current_dir(&ws));
+    let text = std::fs::read_to_string(&log).unwrap();
+    check_into_the_log(&o, &text, &log, &outside);
+}
+
+#[test]
+fn run_audit_mode_decides_the_second_path_too() {
+    let (td, ws) = workspace();
+    let outside = outside_files(&td);
+    let log = ws.join("logs/trace.json");
+    let mut c = bare_cmd(cli());
+    c.args(["run", "--audit", "--root"])
+        .arg(&ws)
+        .args(["--log", "logs/trace.json", "--"])
+        .arg(python())
+        .args(["-c", INTO_THE_LOG])
+        .arg(&log)
+        .arg(&outside)
+        .current_dir(&ws);
+    let o = run(&mut c);
+    let text = std::fs::read_to_string(&log).unwrap();
+    check_into_the_log(&o, &text, &log, &outside);
+}

@@ -108,7 +108,7 @@ fn meant(cli: &Cli) -> String {
 
 /// A trace line from the CLI itself, to the policy's log target, in the
 /// library's format ([`fsguard_policy::wire`]).
-fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
+fn trace_line(s: &Settings, event: &str, rule: Rule<'_>, path: &Path) {
     let mut line = String::new();
     let p = path.as_os_str().as_bytes();
     let ev = wire::Event {
@@ -117,16 +117,16 @@ fn trace_line(s: &Settings, event: &str, kind: &str, path: &Path) {
         access: Access::Exec,
         path: p,
         dest: None,
-        rule: Rule::Unguarded(kind),
+        rule,
         errno: if event == "blocked" { libc::EACCES } else { 0 },
         hint: None,
     };
-    match s.log.format {
-        LogFormat::Text if event == "unguarded" => {
+    match (s.log.format, rule) {
+        (LogFormat::Text, Rule::Unguarded(kind)) if event == "unguarded" => {
             wire::unguarded_text(&mut line, "execve", kind, p)
         }
-        LogFormat::Text => wire::text(&mut line, &ev),
-        LogFormat::Json => {
+        (LogFormat::Text, _) => wire::text(&mut line, &ev),
+        (LogFormat::Json, _) => {
             // As the library names it.
             let exe = crate::sys::exe_path()
                 .map(|e| e.display().to_string())
@@ -204,7 +204,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         let (p, kind) = (&u.path, u.kind);
         match settings.unguarded_exec {
             UnguardedExec::Deny => {
-                trace_line(&settings, "blocked", kind, p);
+                trace_line(&settings, "blocked", Rule::Unguarded(kind), p);
                 let why = if kind == "go" {
                     "a Go program (its runtime makes its own system calls)"
                 } else {
@@ -217,9 +217,24 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
                 );
                 return Ok(ExitCode::from(126));
             }
-            UnguardedExec::Warn => trace_line(&settings, "unguarded", kind, p),
+            UnguardedExec::Warn => trace_line(&settings, "unguarded", Rule::Unguarded(kind), p),
             UnguardedExec::Allow => {}
         }
+    }
+
+    // A loader variable that runs code beside the library, or writes files
+    // unchecked (issue 27 item 2): the command is not started.
+    let loader_var = std::env::vars_os()
+        .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat())
+        .find_map(|kv| program::loader_env(&kv));
+    if let Some(var) = loader_var {
+        trace_line(&settings, "blocked", Rule::LoaderEnv(var), &exe);
+        eprintln!(
+            "fsguard: {var} is set: {}; refusing to run {}",
+            program::loader_env_why(var),
+            exe.display()
+        );
+        return Ok(ExitCode::from(126));
     }
 
     let tmp = TmpDir::create(&settings, opts.keep_tmp)?;

@@ -173,6 +173,44 @@ fn read_uint(b: &[u8], off: usize, n: usize, le: bool) -> u64 {
     }
 }
 
+/// Variables of glibc's dynamic loader that make it run code beside the
+/// library or write files, where no hook of the library sees it (glibc's
+/// `elf/rtld.c`, `process_envvars`): an exec whose environment sets one to
+/// a value that is not empty is refused (`rule=loader_env:NAME`), and a
+/// process that starts with one refuses to run. Every other variable the
+/// loader reads loads code the library does see (in the main namespace,
+/// behind its hooks), reads system files, or only prints: docs/children.md
+/// lists them all with the reason.
+pub const LOADER_ENV: &[&str] = &[
+    "LD_AUDIT",
+    "LD_DEBUG_OUTPUT",
+    "LD_PROFILE",
+    "LD_PROFILE_OUTPUT",
+];
+
+/// Which of [`LOADER_ENV`] the environment entry `kv` (`KEY=value`) sets to
+/// a value that is not empty (the loader ignores an empty one).
+pub fn loader_env(kv: &[u8]) -> Option<&'static str> {
+    LOADER_ENV.iter().copied().find(|var| {
+        kv.strip_prefix(var.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+            .is_some_and(|value| !value.is_empty())
+    })
+}
+
+/// Why a [`LOADER_ENV`] variable (or the program's own `DT_AUDIT` and
+/// `DT_DEPAUDIT` entries) is refused, for messages.
+pub fn loader_env_why(var: &str) -> &'static str {
+    match var {
+        "LD_AUDIT" | "DT_AUDIT" | "DT_DEPAUDIT" => {
+            "the loader runs an audit module beside the library, \
+             with a C library of its own that no hook covers"
+        }
+        "LD_DEBUG_OUTPUT" => "the loader writes its debug output to that file, unchecked",
+        _ => "the loader writes profiling data to a file, unchecked",
+    }
+}
+
 /// The `PATH` searched when the variable is unset (glibc's default).
 pub const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
 
@@ -518,5 +556,26 @@ mod tests {
         assert!(set_id(0o102755)); // -rwxr-sr-x
         assert!(!set_id(0o100755));
         assert!(!set_id(0o041777)); // a sticky directory is not set-id
+    }
+
+    #[test]
+    fn loader_env_names_the_variables_that_take_effect() {
+        assert_eq!(loader_env(b"LD_AUDIT=/x/a.so"), Some("LD_AUDIT"));
+        assert_eq!(
+            loader_env(b"LD_DEBUG_OUTPUT=/tmp/d"),
+            Some("LD_DEBUG_OUTPUT")
+        );
+        assert_eq!(loader_env(b"LD_PROFILE=libc.so.6"), Some("LD_PROFILE"));
+        assert_eq!(
+            loader_env(b"LD_PROFILE_OUTPUT=/o"),
+            Some("LD_PROFILE_OUTPUT")
+        );
+        // Empty: the loader ignores it.
+        assert_eq!(loader_env(b"LD_AUDIT="), None);
+        // Other names, and prefixes of these.
+        assert_eq!(loader_env(b"LD_AUDITX=/x"), None);
+        assert_eq!(loader_env(b"LD_DEBUG=files"), None);
+        assert_eq!(loader_env(b"LD_LIBRARY_PATH=/x"), None);
+        assert_eq!(loader_env(b"XLD_AUDIT=/x"), None);
     }
 }

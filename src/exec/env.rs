@@ -18,7 +18,7 @@ extern "C" {
 /// The process's environment array (`execv`, `execvp` and the shell pass
 /// it on).
 #[inline]
-pub(super) fn environ() -> Argv {
+pub(crate) fn environ() -> Argv {
     // SAFETY: reads the pointer libc keeps (a copy, no reference).
     #[cfg(not(target_os = "macos"))]
     let e = unsafe { ENVIRON };
@@ -68,10 +68,54 @@ fn own_path() -> Option<Vec<u8>> {
         return None;
     }
     // SAFETY: dladdr hands back a C string owned by the loader.
-    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
-    let name = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
-    let abs = std::fs::canonicalize(name).ok()?;
-    Some(abs.into_os_string().into_encoded_bytes())
+    let mut name = unsafe { CStr::from_ptr(info.dli_fname) }
+        .to_bytes()
+        .to_vec();
+    // Made absolute with the kernel's help, the way realpath would, with
+    // raw system calls (this runs while the guard loads, when the
+    // library's own calls of hooked functions are refused), and without
+    // opening the library's file again: its directory is opened (`O_PATH`)
+    // and named, and a final symlink followed by hand.
+    for _ in 0..40 {
+        let cut = name.iter().rposition(|&b| b == b'/');
+        let (dir, base) = match cut {
+            Some(0) => (&b"/"[..], &name[1..]),
+            Some(i) => (&name[..i], &name[i + 1..]),
+            None => (&b"."[..], &name[..]),
+        };
+        let dir = std::ffi::CString::new(dir).ok()?;
+        let base = std::ffi::CString::new(base).ok()?;
+        let fd = crate::sys::open_ref(rustix::fs::CWD, &dir, rustix::fs::OFlags::DIRECTORY).ok()?;
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let n = crate::sys::fd_name(std::os::fd::AsFd::as_fd(&fd), &mut buf).ok()?;
+        let mut abs: Vec<u8> = buf[..n]
+            .iter()
+            .map(|b| {
+                // SAFETY: fd_name wrote the first n bytes.
+                unsafe { b.assume_init() }
+            })
+            .collect();
+        match rustix::fs::readlinkat(&fd, base.as_c_str(), Vec::new()) {
+            Ok(target) => {
+                let target = target.into_bytes();
+                if target.first() == Some(&b'/') {
+                    name = target;
+                } else {
+                    abs.push(b'/');
+                    abs.extend_from_slice(&target);
+                    name = abs;
+                }
+            }
+            Err(_) => {
+                if abs.last() != Some(&b'/') {
+                    abs.push(b'/');
+                }
+                abs.extend_from_slice(base.to_bytes());
+                return Some(abs);
+            }
+        }
+    }
+    None
 }
 
 const PRELOAD: &[u8] = crate::sys::PRELOAD_ENTRY;
@@ -164,8 +208,22 @@ fn preload_entry(prefix: &[u8], seps: &[u8], lib: &[u8], old: &[u8], out: &mut [
 ///
 /// # Safety
 /// As [`entries`].
+///
+/// An envp that sets a loader variable of
+/// [`fsguard_policy::program::LOADER_ENV`] is refused first
+/// (`rule=loader_env:NAME`, a trace line naming `call` and `shown`, the
+/// program), whether or not the guard is loaded yet.
 #[inline(never)]
-pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Result<R, c_int> {
+pub(super) unsafe fn with_env<R>(
+    call: &'static str,
+    shown: &[u8],
+    envp: Argv,
+    f: impl FnOnce(Argv) -> R,
+) -> Result<R, c_int> {
+    // SAFETY: the caller's envp.
+    if let Some(var) = unsafe { loader_var(envp) } {
+        return Err(refuse_loader_var(call, shown, var));
+    }
     let Some(ce) = child_env() else {
         return Ok(f(envp));
     };
@@ -244,6 +302,42 @@ pub(super) unsafe fn with_env<R>(envp: Argv, f: impl FnOnce(Argv) -> R) -> Resul
     drop(report);
     set_errno(saved);
     Ok(r)
+}
+
+/// The first variable of `envp` the loader would run code or write a file
+/// for, beside the library ([`fsguard_policy::program::loader_env`]).
+///
+/// # Safety
+/// As [`entries`].
+unsafe fn loader_var(envp: Argv) -> Option<&'static str> {
+    // SAFETY: as in `entries`; each entry a C string.
+    unsafe { entries(envp) }.find_map(|e| {
+        // SAFETY: a C string of the caller's envp.
+        fsguard_policy::program::loader_env(unsafe { CStr::from_ptr(e) }.to_bytes())
+    })
+}
+
+/// The refusal of an exec whose environment sets `var`: the errno, after
+/// the trace line when the guard is there to write it.
+#[cold]
+fn refuse_loader_var(call: &'static str, shown: &[u8], var: &'static str) -> c_int {
+    let Ok(Some(g)) = guard::get_or_refuse() else {
+        return libc::EACCES;
+    };
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| {
+        g.refuse(
+            call,
+            fsguard_policy::Access::Exec,
+            shown,
+            fsguard_policy::Rule::LoaderEnv(var),
+        )
+    });
+    set_errno(saved);
+    match r {
+        Ok(Err(e)) => e,
+        _ => libc::EACCES,
+    }
 }
 
 /// `FSGUARD_POLICY_FD=N` for `handoff`, or `=-1` when there is none.

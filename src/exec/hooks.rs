@@ -29,6 +29,7 @@ impl<F: Fn(CArg<'_>) -> Result<(), c_int> + Copy> PathCheck for F {}
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
 pub(super) unsafe fn exec_path(
+    call: &'static str,
     check: impl PathCheck,
     path: CArg<'_>,
     argv: Argv,
@@ -42,8 +43,10 @@ pub(super) unsafe fn exec_path(
         set_errno(libc::ENOSYS);
         return -1;
     };
+    let shown = path.get().map_or(&b""[..], CStr::to_bytes);
     // SAFETY: the real execve with the caller's arguments and our envp.
-    unsafe { with_env(envp, |env| real(path.as_ptr(), argv, env)) }.unwrap_or_else(fail)
+    unsafe { with_env(call, shown, envp, |env| real(path.as_ptr(), argv, env)) }
+        .unwrap_or_else(fail)
 }
 
 /// A call that failed with `e`: -1 and errno.
@@ -92,13 +95,19 @@ pub(super) fn join<'a, const N: usize>(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
-unsafe fn script(check: impl PathCheck, path: CArg<'_>, argv: Argv, envp: Argv) -> c_int {
+unsafe fn script(
+    call: &'static str,
+    check: impl PathCheck,
+    path: CArg<'_>,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
     let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
     // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
     args.extend(unsafe { entries(argv) }.skip(1));
     args.push(std::ptr::null());
     // SAFETY: forwarded.
-    unsafe { exec_path(check, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
+    unsafe { exec_path(call, check, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
 }
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
@@ -109,13 +118,14 @@ unsafe fn script(check: impl PathCheck, path: CArg<'_>, argv: Argv, envp: Argv) 
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
 pub(super) unsafe fn exec_search(
+    call: &'static str,
     check: impl PathCheck,
     file: CArg<'_>,
     argv: Argv,
     envp: Argv,
 ) -> c_int {
     // SAFETY: forwarded.
-    unsafe { exec_search_in(check, file, search_path(), argv, envp) }
+    unsafe { exec_search_in(call, check, file, search_path(), argv, envp) }
 }
 
 /// The search of [`exec_search`] along `dirs` (a `PATH` value).
@@ -123,6 +133,7 @@ pub(super) unsafe fn exec_search(
 /// # Safety
 /// As [`exec_search`].
 pub(super) unsafe fn exec_search_in(
+    call: &'static str,
     check: impl PathCheck,
     file: CArg<'_>,
     dirs: &[u8],
@@ -141,9 +152,9 @@ pub(super) unsafe fn exec_search_in(
     if name.contains(&b'/') {
         // SAFETY: forwarded.
         unsafe {
-            exec_path(check, file, argv, envp);
+            exec_path(call, check, file, argv, envp);
             if guard::errno() == libc::ENOEXEC {
-                script(check, file, argv, envp);
+                script(call, check, file, argv, envp);
             }
         }
         return -1;
@@ -155,13 +166,13 @@ pub(super) unsafe fn exec_search_in(
             continue;
         };
         // SAFETY: forwarded.
-        unsafe { exec_path(check, CArg::of(cand), argv, envp) };
+        unsafe { exec_path(call, check, CArg::of(cand), argv, envp) };
         match guard::errno() {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             libc::ENOEXEC => {
                 // SAFETY: forwarded.
-                return unsafe { script(check, CArg::of(cand), argv, envp) };
+                return unsafe { script(call, check, CArg::of(cand), argv, envp) };
             }
             _ => return -1,
         }
@@ -193,9 +204,14 @@ pub(super) unsafe fn execveat_checked(
         set_errno(libc::ENOSYS);
         return -1;
     };
+    let shown = path.get().map_or(&b""[..], CStr::to_bytes);
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(dirfd, path.as_ptr(), argv, env, flags)) }
-        .unwrap_or_else(fail)
+    unsafe {
+        with_env("execveat", shown, envp, |env| {
+            real(dirfd, path.as_ptr(), argv, env, flags)
+        })
+    }
+    .unwrap_or_else(fail)
 }
 
 /// fexecve(3) after the row's check (`checked`): the real call with the
@@ -220,7 +236,7 @@ pub(super) unsafe fn fexecve_checked(
         return -1;
     };
     // SAFETY: the real call with our envp.
-    unsafe { with_env(envp, |env| real(fd, argv, env)) }.unwrap_or_else(fail)
+    unsafe { with_env("fexecve", b"", envp, |env| real(fd, argv, env)) }.unwrap_or_else(fail)
 }
 
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: the

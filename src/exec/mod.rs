@@ -54,7 +54,7 @@ use crate::guard::CArg;
 #[cfg(target_os = "linux")]
 use crate::hooks::at_follow;
 use crate::resolve::Follow;
-use env::environ;
+pub(crate) use env::environ;
 
 pub(crate) use check::exec_check;
 pub use darwin_actions::SPAWN_DARWIN;
@@ -82,7 +82,7 @@ hooks! {
         answer {
             // SAFETY: execve's contract: argv and envp NULL-terminated
             // arrays of C strings.
-            unsafe { hooks::exec_path(execve_check, path, argv, envp) }
+            unsafe { hooks::exec_path("execve", execve_check, path, argv, envp) }
         },
         check fn execve_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
     /// execv(3): execve with the process's environment.
@@ -90,7 +90,7 @@ hooks! {
     fn execv(path: *const c_char, argv: Argv) -> c_int,
         answer {
             // SAFETY: execv's contract, and the process's own environ.
-            unsafe { hooks::exec_path(execv_check, path, argv, environ()) }
+            unsafe { hooks::exec_path("execve", execv_check, path, argv, environ()) }
         },
         check fn execv_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
     /// execl(3): the variadic `execl` in shim/shim.c calls this with its
@@ -99,7 +99,7 @@ hooks! {
     fn fsguard_execl(path: *const c_char, argv: Argv, envp: Argv) -> c_int,
         answer {
             // SAFETY: argv collected by the shim, envp the process's environ.
-            unsafe { hooks::exec_path(execl_check, path, argv, envp) }
+            unsafe { hooks::exec_path("execve", execl_check, path, argv, envp) }
         },
         check fn execl_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
     /// execle(3), through shim/shim.c as execl.
@@ -107,7 +107,7 @@ hooks! {
     fn fsguard_execle(path: *const c_char, argv: Argv, envp: Argv) -> c_int,
         answer {
             // SAFETY: argv collected by the shim; execle's envp.
-            unsafe { hooks::exec_path(execle_check, path, argv, envp) }
+            unsafe { hooks::exec_path("execve", execle_check, path, argv, envp) }
         },
         check fn execle_check(path: CArg<'_>) by exec_check [EXEC, Follow::Yes, AT_FDCWD, path, false];
     /// execvp(3): glibc's `PATH` search, done here.
@@ -115,7 +115,7 @@ hooks! {
     fn execvp(file: *const c_char, argv: Argv) -> c_int,
         answer {
             // SAFETY: execvp's contract, and the process's own environ.
-            unsafe { hooks::exec_search(execvp_check, file, argv, environ()) }
+            unsafe { hooks::exec_search("execvp", execvp_check, file, argv, environ()) }
         },
         check fn execvp_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
@@ -124,7 +124,7 @@ hooks! {
     fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
         answer {
             // SAFETY: execvpe's contract.
-            unsafe { hooks::exec_search(execvpe_check, file, argv, envp) }
+            unsafe { hooks::exec_search("execvp", execvpe_check, file, argv, envp) }
         },
         check fn execvpe_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
@@ -133,7 +133,7 @@ hooks! {
     fn fsguard_execlp(file: *const c_char, argv: Argv, envp: Argv) -> c_int,
         answer {
             // SAFETY: argv collected by the shim, envp the process's environ.
-            unsafe { hooks::exec_search(execlp_check, file, argv, envp) }
+            unsafe { hooks::exec_search("execvp", execlp_check, file, argv, envp) }
         },
         check fn execlp_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];
@@ -225,7 +225,7 @@ hooks! {
         answer {
             let dirs = search_path.get().map_or(fsguard_policy::program::DEFAULT_PATH, |p| p.to_bytes());
             // SAFETY: execvP's contract, and the process's own environ.
-            unsafe { hooks::exec_search_in(execv_p_check, file, dirs, argv, environ()) }
+            unsafe { hooks::exec_search_in("execvp", execv_p_check, file, dirs, argv, environ()) }
         },
         check fn execv_p_check(each_path_candidate: CArg<'_>) by exec_check
             [EXEC, Follow::Yes, AT_FDCWD, each_path_candidate, false];

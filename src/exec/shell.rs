@@ -31,6 +31,7 @@ const SHELL_PATH: &CStr = c"/bin/sh";
 /// # Safety
 /// `cmd` a C string; `fa` and `attr` NULL or initialised.
 unsafe fn spawn_shell(
+    call: &'static str,
     pid: &mut pid_t,
     cmd: *const c_char,
     fa: *const posix_spawn_file_actions_t,
@@ -43,7 +44,7 @@ unsafe fn spawn_shell(
     // SAFETY: reading the program's environ, as glibc's system does; the
     // child's envp is complete before the vfork-style clone.
     unsafe {
-        with_env(environ(), |env| {
+        with_env(call, SHELL_PATH.to_bytes(), environ(), |env| {
             real(pid, SHELL_PATH.as_ptr(), fa, attr, argv.as_ptr(), env)
         })
     }
@@ -185,7 +186,7 @@ pub(crate) unsafe fn run_system(check: ShellCheck, cmd: *const c_char) -> c_int 
             (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as _,
         );
         let mut pid: pid_t = 0;
-        let ret = spawn_shell(&mut pid, cmd, std::ptr::null(), &attr);
+        let ret = spawn_shell("system", &mut pid, cmd, std::ptr::null(), &attr);
         libc::posix_spawnattr_destroy(&mut attr);
         let status = if ret == 0 {
             wait_child(pid).unwrap_or(-1)
@@ -360,7 +361,7 @@ pub(crate) unsafe fn run_popen(
         }
         let mut pid: pid_t = 0;
         let ret = if ok {
-            spawn_shell(&mut pid, cmd, &fa, std::ptr::null())
+            spawn_shell("popen", &mut pid, cmd, &fa, std::ptr::null())
         } else {
             libc::ENOMEM
         };

@@ -57,7 +57,7 @@ pub(super) unsafe fn spawn_path(
         Err(e) => return e,
     };
     // SAFETY: forwarded.
-    unsafe { spawn_prepared(check, pid, path, &actions, attr, argv, envp) }
+    unsafe { spawn_prepared(call, check, pid, path, &actions, attr, argv, envp) }
 }
 
 /// posix_spawn with its file actions already done here (see [`Actions`]);
@@ -66,7 +66,9 @@ pub(super) unsafe fn spawn_path(
 /// # Safety
 /// The pointers as posix_spawn(3) requires them (`fa` NULL or initialised;
 /// `argv`, `envp` NULL-terminated arrays of C strings).
+#[allow(clippy::too_many_arguments)] // posix_spawn's six, the call and its check
 unsafe fn spawn_prepared(
+    call: &'static str,
     check: impl SpawnCheck,
     pid: *mut pid_t,
     path: CArg<'_>,
@@ -86,9 +88,14 @@ unsafe fn spawn_prepared(
         return libc::ENOSYS;
     };
     let fa = actions.as_ptr();
+    let shown = path.get().map_or(&b""[..], std::ffi::CStr::to_bytes);
     // SAFETY: the real call; the envp is complete before the vfork-style clone.
-    unsafe { with_env(envp, |env| real(pid, path.as_ptr(), fa, attr, argv, env)) }
-        .unwrap_or_else(|e| e)
+    unsafe {
+        with_env(call, shown, envp, |env| {
+            real(pid, path.as_ptr(), fa, attr, argv, env)
+        })
+    }
+    .unwrap_or_else(|e| e)
 }
 
 /// posix_spawnp(3): the `PATH` search done here, so the program spawned is
@@ -123,7 +130,7 @@ pub(super) unsafe fn spawn_search(
     };
     if name.contains(&b'/') {
         // SAFETY: forwarded.
-        return unsafe { spawn_prepared(check, pid, file, &actions, attr, argv, envp) };
+        return unsafe { spawn_prepared(call, check, pid, file, &actions, attr, argv, envp) };
     }
     let mut eacces = false;
     let mut buf = Spill::<CANDIDATE_INLINE>::new();
@@ -141,7 +148,9 @@ pub(super) unsafe fn spawn_search(
             Err(_) => continue,
         }
         // SAFETY: forwarded.
-        match unsafe { spawn_prepared(check, pid, CArg::of(cand), &actions, attr, argv, envp) } {
+        match unsafe {
+            spawn_prepared(call, check, pid, CArg::of(cand), &actions, attr, argv, envp)
+        } {
             libc::EACCES => eacces = true,
             libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
             r => return r,

@@ -239,6 +239,21 @@ pub fn frozen_id(_fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
     None
 }
 
+/// The calling thread's id.
+#[inline]
+pub fn thread_id() -> u64 {
+    let mut id = 0u64;
+    // SAFETY: the calling thread (0) and an out-parameter.
+    unsafe { libc::pthread_threadid_np(0, &mut id) };
+    id
+}
+
+/// The environment the process started with: Darwin has no
+/// `/proc/self/environ`; the library reads `environ` instead.
+pub fn start_env() -> Option<Vec<u8>> {
+    None
+}
+
 /// The running program's path (`_NSGetExecutablePath`, then `realpath`).
 pub fn exe_path() -> Option<std::path::PathBuf> {
     let mut buf = [0u8; MAXPATHLEN];

@@ -195,9 +195,44 @@ pub fn frozen_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
     Some((super::dev(&st), st.st_ino))
 }
 
-/// The running program's path, as the kernel names it.
+/// The running program's path, as the kernel names it. Read with the
+/// raw system call: the library calls it while it loads, when its own
+/// calls of hooked functions are refused.
 pub fn exe_path() -> Option<std::path::PathBuf> {
-    std::fs::read_link("/proc/self/exe").ok()
+    let link = rustix::fs::readlink(c"/proc/self/exe", Vec::new()).ok()?;
+    let link = <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(link.into_bytes());
+    Some(link.into())
+}
+
+/// The calling thread's id.
+#[inline]
+pub fn thread_id() -> u64 {
+    rustix::thread::gettid().as_raw_nonzero().get() as u64
+}
+
+/// The environment the process started with, each `KEY=value` entry ended
+/// by a NUL: the strings the kernel put on the process's stack
+/// (`/proc/self/environ`). Code that ran before the library changes them
+/// with `setenv`, `unsetenv`, `putenv` or `clearenv` only in the array
+/// `environ` points to, not there. `None` when /proc cannot be read.
+pub fn start_env() -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        CWD,
+        c"/proc/self/environ",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match rustix::io::read(&fd, &mut chunk) {
+            Ok(0) => return Some(out),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Whether this process runs under `no_new_privs`, where exec honours no

@@ -57,6 +57,11 @@ pub enum Rule<'a> {
     /// An exec the library cannot follow (`static` or `setid` program),
     /// refused by `unguarded_exec = "deny"`.
     Unguarded(&'a str),
+    /// An exec whose environment sets a variable that makes the dynamic
+    /// loader run code beside the library or write files unchecked
+    /// ([`crate::program::LOADER_ENV`]); refused in audit mode too: what
+    /// such code does would not even be recorded.
+    LoaderEnv(&'a str),
     /// The library failed inside its own check (a bug: a panic it caught);
     /// the call is refused, in audit mode too.
     InternalError,
@@ -107,6 +112,7 @@ impl fmt::Display for Rule<'_> {
             Rule::AbstractSocket => f.write_str("abstract_socket"),
             Rule::Unresolved => f.write_str("unresolved"),
             Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
+            Rule::LoaderEnv(var) => write!(f, "loader_env:{var}"),
             Rule::InternalError => f.write_str("internal_error"),
         }
     }
