@@ -73,13 +73,14 @@ fn tree(tag: &str) -> TempDir {
     t
 }
 
-/// The policy: the tree as root, and /tmp writable (tmpfile creates there).
+/// The policy: the tree as root, /tmp writable (tmpfile creates there),
+/// and fdnum's own abstract socket (the `accept` case listens on one).
 fn config(dir: &Path) -> std::path::PathBuf {
     let c = dir.join("policy.toml");
     std::fs::write(
         &c,
         format!(
-            "root = {:?}\n[write]\nallow = [\"/tmp\"]\n",
+            "root = {:?}\nunix_sockets = [\"@fdnum-*\"]\n[write]\nallow = [\"/tmp\"]\n",
             dir.to_str().unwrap()
         ),
     )
