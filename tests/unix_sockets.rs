@@ -176,12 +176,12 @@ fn unix_sockets_are_doors_out_a_python_client_is_refused_outside_the_root() {
         assert!(!o.stdout.contains("SECRET"), "{}", o.describe());
         assert_traces(&o, &[Expect::new("connect", "write", &s, "root")]);
         let line = &o.blocked()[0];
-        assert_eq!(
-            line.field("hint"),
-            Some(format!("--allow-unix-socket {}", s.display()).as_str()),
-            "{}",
-            o.describe()
-        );
+        let hint = format!("--allow-unix-socket {}", s.display());
+        assert_eq!(line.field("hint"), Some(hint.as_str()), "{}", o.describe());
+        if mode == Mode::Run {
+            let summary = format!("fsguard: to allow: {hint}  (config: unix_sockets = [");
+            assert!(o.stderr.contains(&summary), "{}", o.describe());
+        }
     }
 }
 

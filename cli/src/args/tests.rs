@@ -209,3 +209,33 @@ fn an_optional_value_given_as_the_command_is_named() {
         assert_eq!(cli(&v).unwrap().meant, None, "{v:?}");
     }
 }
+
+/// Issue 27 item 9: `--allow-unix-socket`, repeatable, in order, for every
+/// policy command; it names no policy by itself (discovery still applies).
+#[test]
+fn unix_sockets_are_doors_out_the_flag() {
+    let c = cli(&[
+        "run",
+        "--allow-unix-socket",
+        "/run/pg",
+        "--root",
+        "ws",
+        "--allow-unix-socket",
+        "@x11",
+        "true",
+    ])
+    .unwrap();
+    let shown: Vec<String> = c
+        .flags
+        .iter()
+        .map(|f| match f {
+            Flag::UnixSocket(p) => format!("socket {p}"),
+            Flag::Root(r) => format!("root {r}"),
+            _ => "other".into(),
+        })
+        .collect();
+    assert_eq!(shown, ["socket /run/pg", "root ws", "socket @x11"]);
+    let c = cli(&["check", "--allow-unix-socket", "s"]).unwrap();
+    assert!(matches!(&c.flags[..], [Flag::UnixSocket(p)] if p == "s"));
+    assert!(cli(&["run", "--allow-unix-socket"]).is_err());
+}
