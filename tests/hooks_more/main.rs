@@ -297,6 +297,26 @@ fn same_as_bare(config: &str, case: &str, args: &[&str]) {
     let _ = std::fs::remove_dir_all(&bare_dir);
 }
 
+/// A bind of the abstract socket `name` under deny.toml: refused with
+/// EACCES and one trace line naming it as `@name`. The program passes the
+/// whole `sockaddr_un`, so the name the kernel would bind is `name` and the
+/// NULs after it, up to `sun_path`'s 107 bytes after the first: each NUL
+/// shown as `@`.
+fn abstract_bind_refused(case: &str, name: &str) {
+    let dir = scratch(case);
+    let r = run(&dir, Some("deny.toml"), case, &[name]);
+    assert_eq!(r.ret_errno(), EACCES, "{case}: {}", r.stdout);
+    let shown = format!("@{name}{}", "@".repeat(107 - name.len()));
+    assert_eq!(
+        r.traces,
+        vec![format!(
+            "[fsguard] blocked bind write path={shown} rule=abstract_socket hint=\"--allow-unix-socket {shown}\""
+        )],
+        "{case}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const EACCES: (i64, i32) = (-1, libc::EACCES);
 const ENOENT: (i64, i32) = (-1, libc::ENOENT);
 
