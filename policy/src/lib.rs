@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod channel;
 mod decide;
 pub mod macho;
 mod pattern;
@@ -29,7 +30,7 @@ pub use pattern::PatternSet;
 pub use presets::{CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, TOOL_CONFIGS};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
-    LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS,
+    LogSettings, LogTarget, Mode, Settings, Supervisor, UnguardedExec, ENV_VARS,
 };
 
 /// What a call does to the object a path names.
