@@ -401,7 +401,7 @@ impl Guard {
         }
     }
 
-    /// Refuses a call for `rule` (trace line, report; audit lets it pass).
+    /// Refuses a call for `rule` (trace line and record; audit lets it pass).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
     pub(crate) fn refuse(
         &self,
@@ -447,7 +447,6 @@ impl Guard {
             errno,
             hint: self.policy.hint(access, mine, rule),
         });
-        crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         Err(if audit { AUDITED } else { errno })
     }
 }

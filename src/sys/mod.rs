@@ -33,8 +33,10 @@
 //!   on Darwin: `frozen_shm`); [`frozen_id`], an identity of that file
 //!   another file at its number would not have (none on Darwin).
 //! - the process: [`exe_path`], the running program's path;
-//!   [`open_parent_fd`], the parent's fd of a number, opened again;
 //!   [`no_new_privs`], whether exec honours set-id bits.
+//! - the report channel: [`connect_supervisor`], a new connection to
+//!   `fsguard run`'s listening socket; [`send_message`], one message sent
+//!   without blocking.
 //! - types: [`dev`], a file's device number as one type everywhere.
 
 #[cfg(target_os = "linux")]
@@ -42,9 +44,9 @@ mod linux;
 
 #[cfg(target_os = "linux")]
 pub use linux::{
-    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, next_symbol,
-    no_new_privs, open_parent_fd, open_ref, open_strict, read_frozen, strict_open_missing,
-    FD_LINK_MAX, PRELOAD_ENTRY, REF,
+    anon_file, connect_supervisor, errno_slot, exe_path, fd_name, frozen_file, frozen_id,
+    next_is_libc, next_symbol, no_new_privs, open_ref, open_strict, read_frozen, send_message,
+    strict_open_missing, FD_LINK_MAX, PRELOAD_ENTRY, REF,
 };
 
 #[cfg(target_os = "linux")]
@@ -95,8 +97,8 @@ mod darwin;
 
 #[cfg(target_os = "macos")]
 pub use darwin::{
-    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, open_parent_fd,
-    open_ref, open_strict, read_frozen, strict_open_missing, REF,
+    anon_file, connect_supervisor, errno_slot, exe_path, fd_name, frozen_file, frozen_id,
+    next_is_libc, open_ref, open_strict, read_frozen, send_message, strict_open_missing, REF,
 };
 /// `real!` links each original directly on Darwin (the `__interpose`
 /// pairs), so the backend has no `next_symbol`.
