@@ -19,6 +19,8 @@ pub(crate) struct LogFile {
     id: (u64, u64),
     /// Made again after it was removed.
     remade: u64,
+    /// Every time with the lines the removed file held.
+    copied: bool,
     /// Another file is at the path.
     replaced: bool,
     /// Lines written since it was replaced (not in the file at the path).
@@ -36,20 +38,24 @@ fn lines(b: &[u8]) -> u64 {
 }
 
 impl LogFile {
-    /// Opens (creates) the log for appending; readable, so that it can be
-    /// copied if it is removed.
+    /// Opens (creates) the log for appending; readable when it can be, so
+    /// that it can be copied if it is removed.
     pub(crate) fn open(path: &Path) -> std::io::Result<LogFile> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(path)?;
+        let open = |read| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(read)
+                .open(path)
+        };
+        let file = open(true).or_else(|_| open(false))?;
         let id = id(&file.metadata()?);
         Ok(LogFile {
             path: path.to_path_buf(),
             file,
             id,
             remade: 0,
+            copied: true,
             replaced: false,
             missing: 0,
             lost: 0,
@@ -82,43 +88,49 @@ impl LogFile {
         }
     }
 
-    /// Notices a log removed (made again, with its lines) or replaced.
+    /// Notices a log removed (made again, with its lines) or replaced. The
+    /// path is followed: a log named through a symlink is the file it
+    /// leads to.
     fn check(&mut self) {
-        match std::fs::symlink_metadata(&self.path) {
+        match std::fs::metadata(&self.path) {
             Ok(m) if id(&m) == self.id => self.replaced = false,
             Ok(_) => self.replaced = true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if self.remake().is_ok() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match self.remake() {
+                Ok(copied) => {
                     self.remade += 1;
+                    self.copied &= copied;
                     self.replaced = false;
-                } else {
-                    self.replaced = true;
                 }
-            }
+                Err(_) => self.replaced = true,
+            },
             Err(_) => {}
         }
     }
 
-    /// A new file at the path, holding what the old one held.
-    fn remake(&mut self) -> std::io::Result<()> {
-        let mut new = std::fs::OpenOptions::new()
+    /// A new file at the path; true when it holds what the old one held.
+    fn remake(&mut self) -> std::io::Result<bool> {
+        let new = std::fs::OpenOptions::new()
             .create_new(true)
             .append(true)
             .read(true)
             .open(&self.path)?;
+        let copied = self.copy_into(&new).is_ok();
+        self.id = id(&new.metadata()?);
+        self.file = new;
+        Ok(copied)
+    }
+
+    fn copy_into(&self, mut new: &File) -> std::io::Result<()> {
         let mut old = self.file.try_clone()?;
         old.rewind()?;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = old.read(&mut buf)?;
             if n == 0 {
-                break;
+                return Ok(());
             }
             new.write_all(&buf[..n])?;
         }
-        self.id = id(&new.metadata()?);
-        self.file = new;
-        Ok(())
     }
 
     /// Lines that could not be written (a full disk, an I/O error).
@@ -133,7 +145,12 @@ impl LogFile {
         if self.remade > 0 {
             v.push(format!(
                 "fsguard: warning: the log {p} was removed during the run; \
-                 fsguard made it again, with every line"
+                 fsguard made it again, {}",
+                if self.copied {
+                    "with every line"
+                } else {
+                    "without the lines it held"
+                }
             ));
         }
         if self.missing > 0 || self.replaced {

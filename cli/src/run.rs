@@ -411,7 +411,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
 
-    let mut report = Report::new(true, settings.log.format, log_file);
+    let mut report = Report::new(
+        settings.log.target == LogTarget::Stderr,
+        settings.log.format,
+        log_file,
+    );
     let mut timed_out = false;
     let mut pfds = Vec::new();
     let status = loop {

@@ -113,14 +113,16 @@ fn current() -> Option<(u64, BorrowedFd<'static>)> {
 }
 
 /// A new connection to the supervisor (see [`crate::sys::connect_supervisor`]).
-/// An fd table that is full gives up the reserve's spares for it.
-fn connect_home() -> Option<OwnedFd> {
+/// An fd table that is full gives up the reserve's spares for it (`spares`:
+/// not in a `vfork` child, whose table is not the one the reserve's
+/// numbers, in shared memory, are of).
+fn connect_home(spares: bool) -> Option<OwnedFd> {
     if GONE.load(Ordering::Relaxed) {
         return None;
     }
     let home = home()?;
     let mut r = crate::sys::connect_supervisor(&home.socket, home.pid);
-    if matches!(r, Err(Errno::MFILE | Errno::NFILE)) && crate::reserve::release() {
+    if matches!(r, Err(Errno::MFILE | Errno::NFILE)) && spares && crate::reserve::release() {
         r = crate::sys::connect_supervisor(&home.socket, home.pid);
     }
     match r {
@@ -143,7 +145,7 @@ fn channel() -> Option<(u64, BorrowedFd<'static>)> {
 /// Replaces the channel `old` by a new connection. A thread that lost the
 /// race keeps the winner's.
 fn reconnect(old: u64) -> Option<(u64, BorrowedFd<'static>)> {
-    let fd = connect_home()?;
+    let fd = connect_home(true)?;
     let st = rustix::fs::fstat(&fd).ok()?;
     SOCK_DEV.store(crate::sys::dev(&st), Ordering::Relaxed);
     let new = pack(fd.as_raw_fd(), st.st_ino);
@@ -408,7 +410,7 @@ pub fn report_for_child() -> ReportForChild {
             ReportForChild::At(fd)
         };
     }
-    match connect_home() {
+    match connect_home(false) {
         Some(fd) => ReportForChild::Fresh(fd),
         None => ReportForChild::Lost,
     }
