@@ -635,7 +635,7 @@ impl Guard {
         self.deny(call, access, mine, path, dest, rule)
     }
 
-    /// Refuses a call for `rule` (trace line, report; audit lets it pass).
+    /// Refuses a call for `rule` (trace line and record; audit lets it pass).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
     pub(crate) fn refuse(
         &self,
@@ -721,7 +721,6 @@ impl Guard {
             errno,
             hint,
         });
-        crate::trace::report(if audit { "audit" } else { "blocked" }, call, access, path);
         Err(if audit { AUDITED } else { errno })
     }
 }

@@ -76,19 +76,16 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         })?,
     };
     let sink = Sink::new(
-        settings.log.target.clone(),
-        settings.log.format,
-        settings.log.relayed,
+        &settings.log,
         exe.map(|e| e.display().to_string()).unwrap_or_default(),
     )?;
+    // The report channel: inherited, or (closed before exec) connected
+    // again at the first refusal.
     let report_var = vars
         .iter()
         .find(|(k, _)| k == "FSGUARD_REPORT_FD")
         .map(|(_, v)| v.parse::<i32>().unwrap_or(-1));
-    let report_fd = report_var.filter(|&fd| crate::trace::report_init(fd));
-    // A pipe the program's parent closed for it (`-1`: the parent could not
-    // restore it and said so itself).
-    let report_gone = matches!(report_var, Some(fd) if fd >= 0) && report_fd.is_none();
+    let report_fd = crate::trace::report_init(report_var, settings.log.supervisor.as_ref());
     crate::exec::init(&settings.to_frozen(), report_fd)?;
     // Children get the policy as frozen here (a relative FSGUARD_ROOT means
     // this process's cwd, not theirs) through the exec hooks, in a memfd
@@ -96,12 +93,6 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
     let implicit = settings.implicit && frozen.is_none();
     let policy = Policy::new(settings).map_err(|e| e.to_string())?;
     crate::reserve::take();
-    if report_gone {
-        sink.notice(
-            "warning: started without the report pipe of fsguard run (closed before exec); \
-             this process's refusals are not counted and its trace lines go to its stderr",
-        );
-    }
     if implicit {
         sink.notice("no policy set (FSGUARD_ROOT, FSGUARD_READONLY or FSGUARD_CONFIG): read-only");
     }

@@ -36,7 +36,6 @@ impl Guard {
                 errno: libc::EACCES,
                 hint: None,
             });
-            crate::trace::report("internal", call, access, path);
         }));
         libc::EACCES
     }

@@ -226,8 +226,8 @@ try:
 except OSError as e:
     print('refused', e.errno)
 if sys.argv[1:] != ['child']:
-    # close_fds=False: the child keeps the report pipe; with the default
-    # close_fds=True the exec hook gives it back. Neither opens the log.
+    # close_fds=False: the child keeps the report channel; with the default
+    # close_fds=True the exec hook connects again. Neither opens the log.
     subprocess.run([sys.executable, '-c', os.environ['PROBE'], 'child'], close_fds=False)
     subprocess.run([sys.executable, '-c', os.environ['PROBE'], 'child'])
 ";

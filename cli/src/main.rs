@@ -3,6 +3,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod args;
+mod channel;
 mod check;
 mod discover;
 mod embed;
@@ -14,6 +15,7 @@ mod gate;
 #[cfg_attr(target_os = "macos", path = "seatbelt.rs")]
 mod landlock;
 mod library;
+mod logfile;
 mod outcome;
 mod presets;
 mod relay;

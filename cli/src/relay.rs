@@ -1,50 +1,66 @@
-//! The supervisor's end of the report pipe: denials the library reports,
-//! counted for the summary at exit, and the trace lines it relays.
+//! What the supervisor makes of the report channel's messages
+//! ([`fsguard_policy::channel`]): denials counted for the summary at exit,
+//! and the trace lines it prints on its own stderr or appends to the log.
+//!
+//! A line goes out as the library wrote it only when the supervisor can
+//! check it is one of the library's, for that record and, in JSON, for the
+//! process that sent it ([`channel::line_ok`]); anything else is written
+//! marked `unverified`, with the sender's pid. What is in a process cannot
+//! be told apart from the library in it: the pid is what is vouched for.
 
-use std::os::fd::RawFd;
+use std::collections::HashSet;
+use std::io::Write;
 
-use fsguard_policy::Policy;
+use fsguard_policy::channel::{self, Kind, Message};
+use fsguard_policy::{LogFormat, Policy};
+
+use crate::logfile::LogFile;
 
 /// How many distinct events the summary names.
 const SUMMARY_MAX: usize = 20;
 
-/// Denials the library reported, and the trace lines it handed over to be
-/// printed on fsguard's own stderr.
+/// Denials the library reported, and the trace lines it handed over.
 #[derive(Default)]
 pub(crate) struct Report {
-    pending: Vec<u8>,
     blocked: u64,
     audited: u64,
     first_blocked: Option<String>,
     first_audited: Option<String>,
-    /// Trace or report lines the library could not deliver.
-    lost: u64,
+    /// Trace lines fsguard could not write (its own stderr or the log).
+    lost_lines: u64,
+    /// Refusals whose messages processes could not send (`lost N`), and
+    /// the processes that said so (a sender of unknown pid counts once).
+    lost_records: u64,
+    lost_pids: HashSet<Option<u32>>,
+    /// Messages and lines not vouched for.
+    unverified: u64,
     /// Distinct events, in order of first occurrence, with their counts
     /// (at most [`EVENTS_MAX`]; `index` finds one).
     events: Vec<(String, u64)>,
     index: std::collections::HashMap<String, usize>,
     /// Events past [`EVENTS_MAX`] distinct ones.
     other_events: u64,
-    /// Print relayed trace lines as they arrive.
+    /// Print relayed trace lines (the log is on stderr).
     echo: bool,
+    format: LogFormat,
     /// The log file relayed lines are appended to instead (`--log FILE`).
-    file: Option<std::fs::File>,
+    log: Option<LogFile>,
+    /// Lines received, written at [`Report::flush`].
+    out: Vec<u8>,
 }
 
-/// Reads per drain: 4 MiB, more than the pipe holds.
-const DRAIN_READS: usize = 512;
-
 /// Distinct events kept for the summary: every guarded process can write
-/// to the pipe, and the supervisor's memory must not grow without bound.
+/// to the channel, and the supervisor's memory must not grow without bound.
 const EVENTS_MAX: usize = 10_000;
 
-/// Bytes without a newline kept waiting for the rest of their line. The
-/// library's messages are shorter (one atomic pipe write each, starting with
-/// a newline), so a longer run is a program's own bytes: cut there.
-const PENDING_MAX: usize = 8192;
+/// Processes remembered as having lost records.
+const LOST_PIDS_MAX: usize = 100_000;
 
-/// A line as received, with control characters (a terminal escape written
-/// to the pipe by a program) shown as `?`: the library escapes its own.
+/// Bytes of lines held before they are written.
+const OUT_MAX: usize = 256 * 1024;
+
+/// A path or line as received, with control characters (a terminal
+/// escape) shown as `?`.
 fn printable(line: &[u8]) -> String {
     String::from_utf8_lossy(line)
         .chars()
@@ -54,11 +70,12 @@ fn printable(line: &[u8]) -> String {
 
 impl Report {
     /// A report that prints relayed trace lines (`echo`) or appends them to
-    /// `file` (`--log FILE`).
-    pub(crate) fn new(echo: bool, file: Option<std::fs::File>) -> Report {
+    /// `log` (`--log FILE`); unverified lines are written in `format`.
+    pub(crate) fn new(echo: bool, format: LogFormat, log: Option<LogFile>) -> Report {
         Report {
             echo,
-            file,
+            format,
+            log,
             ..Report::default()
         }
     }
@@ -68,84 +85,99 @@ impl Report {
         self.blocked + self.audited
     }
 
+    /// Refusals that were not reported (their messages were lost).
+    pub(crate) fn unreported(&self) -> u64 {
+        self.lost_records
+    }
+
     /// Distinct events with their counts, in order of first occurrence.
     pub(crate) fn events(&self) -> &[(String, u64)] {
         &self.events
     }
 
-    /// Reads what is in the pipe; false once every writer has closed it.
-    pub(crate) fn drain(&mut self, fd: RawFd) -> bool {
-        let mut buf = [0u8; 8192];
-        let mut open = true;
-        // Bounded, so a process that writes to the pipe without end cannot
-        // keep the supervisor from its other work (the timeout, the wait).
-        for _ in 0..DRAIN_READS {
-            // SAFETY: reads into our buffer from our non-blocking pipe.
-            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                open = n < 0;
-                break;
+    /// Takes one message from process `pid` (`cut`: longer than the
+    /// supervisor reads).
+    pub(crate) fn message(&mut self, msg: &[u8], cut: bool, pid: Option<u32>) {
+        let parsed = if cut { None } else { channel::parse(msg) };
+        let Some(m) = parsed else {
+            self.unverified(msg, pid);
+            return;
+        };
+        match &m {
+            Message::Record {
+                kind,
+                call,
+                access,
+                path,
+                line,
+            } => {
+                let ev = format!("{call} {} {}", access.as_str(), printable(path));
+                match kind {
+                    Kind::Blocked => {
+                        self.blocked += 1;
+                        self.first_blocked.get_or_insert_with(|| ev.clone());
+                        self.note(ev);
+                    }
+                    // A check that failed inside the library: refused, in
+                    // audit mode too.
+                    Kind::Internal => {
+                        self.blocked += 1;
+                        self.first_blocked.get_or_insert_with(|| ev.clone());
+                        self.note(format!("(internal) {ev}"));
+                    }
+                    Kind::Audit => {
+                        self.audited += 1;
+                        self.first_audited.get_or_insert_with(|| ev.clone());
+                        self.note(format!("(audit) {ev}"));
+                    }
+                }
+                if let Some(l) = line {
+                    self.line(&m, l, pid);
+                }
             }
-            self.pending.extend_from_slice(&buf[..n as usize]);
-            self.lines();
+            Message::Lost(n) => {
+                self.lost_records = self.lost_records.saturating_add(*n);
+                if *n > 0 && self.lost_pids.len() < LOST_PIDS_MAX {
+                    self.lost_pids.insert(pid);
+                }
+            }
+            Message::Note(l) => self.line(&m, l, pid),
         }
-        self.lines();
-        open
+        if self.out.len() > OUT_MAX {
+            self.flush();
+        }
     }
 
-    /// Handles the whole lines received so far.
-    fn lines(&mut self) {
-        loop {
-            let line = match self.pending.iter().position(|&b| b == b'\n') {
-                Some(i) => {
-                    let line = printable(&self.pending[..i]);
-                    self.pending.drain(..=i);
-                    line
-                }
-                None if self.pending.len() > PENDING_MAX => {
-                    let line = printable(&self.pending);
-                    self.pending.clear();
-                    line
-                }
-                None => break,
-            };
-            if let Some(rest) = line.strip_prefix("blocked ") {
-                self.blocked += 1;
-                self.first_blocked.get_or_insert_with(|| rest.to_string());
-                self.note(rest.to_string());
-            } else if let Some(n) = line
-                .strip_prefix("lost ")
-                .and_then(|n| n.parse::<u64>().ok())
-            {
-                self.lost = self.lost.saturating_add(n);
-            } else if let Some(rest) = line.strip_prefix("internal ") {
-                // A check that failed inside the library: refused, in
-                // audit mode too; the rule is carried by the event.
-                self.blocked += 1;
-                self.first_blocked.get_or_insert_with(|| rest.to_string());
-                self.note(format!("(internal) {rest}"));
-            } else if let Some(rest) = line.strip_prefix("audit ") {
-                self.audited += 1;
-                self.first_audited.get_or_insert_with(|| rest.to_string());
-                self.note(format!("(audit) {rest}"));
-            } else if !line.is_empty() {
-                // A whole trace line the library relayed (the log is on
-                // stderr): ours to print, whatever the command did with its
-                // own stderr.
-                use std::io::Write;
-                // One write per line, so nothing else appending to the
-                // same stream lands in the middle of it.
-                if let Some(f) = &mut self.file {
-                    // A full disk or a file that refuses writes loses the
-                    // line: counted, so the summary never reads as complete.
-                    if f.write_all(format!("{line}\n").as_bytes()).is_err() {
-                        self.lost += 1;
-                    }
-                } else if self.echo {
-                    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
-                }
-            }
+    /// A trace line handed over: as it is when it is the library's, else
+    /// marked.
+    fn line(&mut self, m: &Message<'_>, line: &[u8], pid: Option<u32>) {
+        if channel::line_ok(m, line, self.format, pid) {
+            self.out.extend_from_slice(line);
+        } else {
+            self.unverified(line, pid);
         }
+    }
+
+    fn unverified(&mut self, text: &[u8], pid: Option<u32>) {
+        self.unverified += 1;
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let mut l = String::new();
+        channel::unverified(&mut l, self.format, pid, text);
+        l.push('\n');
+        self.out.extend_from_slice(l.as_bytes());
+    }
+
+    /// Writes the lines received so far: to the log, or on stderr.
+    pub(crate) fn flush(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        if let Some(log) = &mut self.log {
+            log.write(&self.out);
+        } else if self.echo && std::io::stderr().write_all(&self.out).is_err() {
+            self.lost_lines += self.out.iter().filter(|&&c| c == b'\n').count() as u64;
+        }
+        self.out.clear();
     }
 
     fn note(&mut self, ev: String) {
@@ -186,18 +218,53 @@ impl Report {
                 s(self.audited)
             );
         }
-        // Lost lines: a count of none must not read as "nothing blocked".
-        if self.lost > 0 {
+        // Lost records and lines: a count of none must not read as
+        // "nothing blocked". Said once, here, never by each process.
+        let silence = if self.blocked + self.audited == 0 {
+            ": do not read its silence as nothing blocked"
+        } else {
+            ""
+        };
+        if self.lost_records > 0 {
+            let n = self.lost_pids.len();
             eprintln!(
-                "fsguard: {} trace {} could not be written (lost); the log is \
-                 incomplete{}",
-                self.lost,
-                if self.lost == 1 { "line" } else { "lines" },
-                if self.blocked + self.audited == 0 {
-                    ": do not read its silence as nothing blocked"
+                "fsguard: warning: {n} {} could not report {} {} to fsguard (the channel \
+                 was lost); they are not counted above{silence}",
+                if n == 1 { "process" } else { "processes" },
+                self.lost_records,
+                if self.lost_records == 1 {
+                    "refusal"
                 } else {
-                    ""
-                }
+                    "refusals"
+                },
+            );
+        }
+        let lost = self.lost_lines + self.log.as_ref().map_or(0, LogFile::unwritten);
+        if lost > 0 {
+            eprintln!(
+                "fsguard: {lost} trace {} could not be written (lost); the log is \
+                 incomplete{silence}",
+                if lost == 1 { "line" } else { "lines" },
+            );
+        }
+        for note in self.log.iter().flat_map(LogFile::notes) {
+            eprintln!("{note}");
+        }
+        if self.unverified > 0 {
+            eprintln!(
+                "fsguard: warning: {} {} on the report channel did not come from the \
+                 library as sent; {} marked \"unverified\" with the sending pid",
+                self.unverified,
+                if self.unverified == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
+                if self.unverified == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
             );
         }
         // Every distinct event, so none is hidden behind the first.
@@ -229,48 +296,75 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spawn::{pipe, set_nonblocking};
-    use std::os::fd::AsRawFd;
 
     #[test]
     fn report_counts_and_keeps_the_first() {
-        let mut r = Report::default();
-        let (rd, wr) = pipe(libc::O_CLOEXEC).unwrap();
-        set_nonblocking(rd.as_raw_fd());
-        let msg = b"blocked open write /etc/x\naudit unlink write /a\nblocked open write /etc/y\n";
-        // SAFETY: writes to our pipe.
-        unsafe { libc::write(wr.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
-        r.drain(rd.as_raw_fd());
+        let mut r = Report::new(false, LogFormat::Text, None);
+        r.message(b"blocked open write /etc/x", false, Some(1));
+        r.message(b"audit unlink write /a", false, Some(1));
+        r.message(b"blocked open write /etc/y\n", false, Some(1));
         assert_eq!(r.blocked, 2);
         assert_eq!(r.audited, 1);
         assert_eq!(r.first_blocked.as_deref(), Some("open write /etc/x"));
+        assert_eq!(r.unverified, 0);
     }
 
-    /// What a guarded program writes to the pipe adds lines, never hides
-    /// the library's: a line it leaves open ends at the library's leading
-    /// newline; an endless one is cut; a forged count cannot overflow.
+    /// What a guarded program sends adds marked lines, never lines that
+    /// pass for the library's; a forged count cannot overflow; processes
+    /// that lost records are counted once each.
     #[test]
-    fn report_survives_what_programs_write() {
-        let mut r = Report::default();
-        let (rd, wr) = pipe(libc::O_CLOEXEC).unwrap();
-        set_nonblocking(rd.as_raw_fd());
-        let put = |b: &[u8]| {
-            // SAFETY: writes to our pipe.
-            unsafe { libc::write(wr.as_raw_fd(), b.as_ptr().cast(), b.len()) };
-        };
-        put(b"no newline here");
-        put(b"\nblocked open write /etc/x\n");
-        put(b"lost 18446744073709551615\n\nlost 5\n");
-        r.drain(rd.as_raw_fd());
-        assert_eq!(r.blocked, 1);
-        assert_eq!(r.first_blocked.as_deref(), Some("open write /etc/x"));
-        assert_eq!(r.lost, u64::MAX);
-        put(&vec![b'a'; 3 * PENDING_MAX]);
-        r.drain(rd.as_raw_fd());
-        assert!(r.pending.len() <= PENDING_MAX, "{}", r.pending.len());
-        put(b"\nblocked unlink write /etc/y\n");
-        r.drain(rd.as_raw_fd());
+    fn report_marks_what_it_cannot_vouch_for() {
+        let mut r = Report::new(false, LogFormat::Text, None);
+        r.message(b"half a line, no newline", false, Some(7));
+        r.message(
+            b"blocked open read /x\0[fsguard] blocked open read path=/x rule=root\n",
+            false,
+            Some(7),
+        );
+        r.message(
+            b"blocked open read /y\0[fsguard] audit open read path=/y rule=root\n",
+            false,
+            Some(7),
+        );
+        r.message(b"blocked open read /z\0", true, Some(7));
+        r.message(b"lost 18446744073709551615", false, Some(8));
+        r.message(b"lost 5", false, Some(8));
+        r.message(b"lost 1", false, Some(9));
         assert_eq!(r.blocked, 2);
+        assert_eq!(r.unverified, 3);
+        assert_eq!(r.lost_records, u64::MAX);
+        assert_eq!(r.lost_pids.len(), 2);
+        let out = String::from_utf8(r.out.clone()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "[fsguard] unverified pid=7 text=\"half a line, no newline\"",
+                "[fsguard] blocked open read path=/x rule=root",
+                "[fsguard] unverified pid=7 text=\"[fsguard] audit open read path=/y rule=root\"",
+                "[fsguard] unverified pid=7 text=\"blocked open read /z\\u0000\"",
+            ]
+        );
         assert_eq!(printable(b"a\x1b[2Jb\tc"), "a?[2Jb\tc");
+    }
+
+    #[test]
+    fn a_json_line_must_carry_its_senders_pid() {
+        let mut r = Report::new(false, LogFormat::Json, None);
+        let line = br#"{"event":"blocked","call":"open","access":"read","path":"/x","rule":"root","pid":42,"errno":13,"exe":"","time":1.000}"#;
+        let mut m = b"blocked open read /x\0".to_vec();
+        m.extend_from_slice(line);
+        m.push(b'\n');
+        r.message(&m, false, Some(42));
+        r.message(&m, false, Some(43));
+        let out = String::from_utf8(r.out.clone()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0].as_bytes(), line);
+        assert!(
+            lines[1].starts_with("{\"event\":\"unverified\",\"pid\":43,\"text\":"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(r.blocked, 2);
     }
 }

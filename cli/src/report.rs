@@ -71,7 +71,7 @@ pub fn rows(events: &[(String, u64)], settings: &Settings, places: &Places) -> V
 }
 
 /// The rule that refused an access, decided again from the same policy (the
-/// report pipe carries no rule).
+/// report channel carries no rule).
 fn rule_of(policy: Option<&Policy>, call: &str, access: &str, path: &str) -> String {
     let (Some(p), Some(a)) = (policy, Access::parse(access)) else {
         return "?".into();

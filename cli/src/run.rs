@@ -12,7 +12,7 @@
 //!   and the child is killed before it does it. Exit 125, with the reason.
 //! - it forwards SIGINT/SIGTERM/SIGHUP, enforces `--timeout`, gives the
 //!   command a private `TMPDIR`, and summarises blocked accesses at exit
-//!   (the library reports them on `FSGUARD_REPORT_FD`).
+//!   (the library reports them on the report channel, [`crate::channel`]).
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, RawFd};
@@ -23,17 +23,17 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 use fsguard_policy::{
-    program, wire, Access, LogFormat, LogTarget, Policy, Rule, Settings, UnguardedExec,
+    program, wire, Access, LogFormat, LogTarget, Policy, Rule, Settings, Supervisor, UnguardedExec,
 };
 
+use crate::channel::Channel;
 use crate::gate::handshake;
 use crate::landlock::Landlock;
 use crate::library::{find_library, unguarded_program, unloadable};
+use crate::logfile::LogFile;
 use crate::relay::Report;
 use crate::signals::{install_handlers, signal_tree, SigChld};
-use crate::spawn::{
-    cstr, pipe, pointers, preload_env, reap, report_pipe, sealed_policy, spawn, Start,
-};
+use crate::spawn::{cstr, pipe, pointers, preload_env, reap, sealed_policy, spawn, Start};
 use crate::spawn::{MSG_EXEC, MSG_LANDLOCK, MSG_TRACED};
 use crate::tmpdir::{Maker, TmpDir};
 use crate::{landlock, settings, Cli, EXIT_FSGUARD, USAGE};
@@ -160,6 +160,19 @@ fn trace_line(s: &Settings, event: &str, rule: Rule<'_>, path: &Path) {
     }
 }
 
+/// Device and inode of fsguard's stderr: a guarded process whose stderr
+/// is the same writes its trace lines itself, in order with its output.
+fn stderr_id() -> Option<[u64; 2]> {
+    // SAFETY: a zeroed stat is filled by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat of fd 2 into our struct.
+    if unsafe { libc::fstat(2, &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // dev_t and ino_t differ by system
+    Some([st.st_dev as u64, st.st_ino as u64])
+}
+
 /// The running command's pid (0: none), for the signal handlers.
 pub(crate) static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -243,16 +256,30 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // A log file is written here, from the lines the library relays: no
     // guarded process holds a descriptor to it.
     let log_file = match &settings.log.target {
-        LogTarget::File(f) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(f)
-                .map_err(|e| format!("cannot open log {f}: {e}"))?,
-        ),
+        LogTarget::File(f) => {
+            Some(LogFile::open(Path::new(f)).map_err(|e| format!("cannot open log {f}: {e}"))?)
+        }
         _ => None,
     };
     settings.log.relayed = log_file.is_some();
+    // The report channel, its listening socket beside the command's TMPDIR
+    // (never in it: the command may write there).
+    let mut bases: Vec<PathBuf> = tmp
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    bases.extend(["/tmp", "/var/tmp", "/dev/shm"].map(PathBuf::from));
+    let mut channel = Channel::open(&bases)?;
+    settings.log.supervisor = Some(Supervisor {
+        pid: std::process::id(),
+        socket: channel
+            .socket()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        stderr: stderr_id(),
+    });
 
     let mut ruleset = None;
     if opts.landlock != Landlock::Off {
@@ -277,12 +304,11 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
 
-    // The handshake socket and the report pipe; the child's ends are made
-    // inheritable after fork.
+    // The handshake socket; it and the report channel's end are made
+    // inheritable in the child.
     let [hs_parent, hs_child] =
         crate::sys::socketpair_cloexec().map_err(|e| format!("socketpair: {e}"))?;
     let hs_fd: RawFd = hs_child.as_raw_fd();
-    let (rep_r, rep_w) = report_pipe()?;
     let (err_r, err_w) = pipe(libc::O_CLOEXEC)?;
 
     // argv and envp, prepared before fork.
@@ -303,7 +329,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     ));
     env.push((
         "FSGUARD_REPORT_FD".into(),
-        rep_w.as_raw_fd().to_string().into(),
+        channel.child_fd().to_string().into(),
     ));
     env.push(("TMPDIR".into(), tmp.path.clone().into_os_string()));
     let mut cache_dirs = None;
@@ -339,7 +365,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         envp: &envp,
         keep: [
             hs_child.as_raw_fd(),
-            rep_w.as_raw_fd(),
+            channel.child_fd(),
             policy_fd.as_raw_fd(),
         ],
         err: err_w.as_raw_fd(),
@@ -353,7 +379,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // handler runs for each of the gate's ptrace stops, and a child that
     // exits between two checks cannot be missed.
     let chld = SigChld::block();
-    drop((hs_child, rep_w, err_w, policy_fd));
+    drop((hs_child, err_w, policy_fd));
+    channel.started();
+    crate::sys::raise_nofile();
 
     // What happened before exec.
     let mut pre = Vec::new();
@@ -427,11 +455,13 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         }
     }
 
-    let mut report = Report::new(true, log_file);
+    let mut report = Report::new(
+        settings.log.target == LogTarget::Stderr,
+        settings.log.format,
+        log_file,
+    );
     let mut timed_out = false;
-    // Until every writer is gone; then only SIGCHLD and the timeout wake
-    // the loop (a pipe at EOF would make every poll return at once).
-    let mut rep_open = true;
+    let mut pfds = Vec::new();
     let status = loop {
         if let Some(secs) = opts.timeout {
             let over = started.elapsed().as_secs_f64() - secs;
@@ -451,14 +481,16 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return Err(format!("wait: {}", std::io::Error::last_os_error()));
         }
-        chld.wait(rep_open.then(|| rep_r.as_raw_fd()), 200);
-        if rep_open {
-            rep_open = report.drain(rep_r.as_raw_fd());
-        }
+        channel.pollfds(&mut pfds);
+        chld.wait(&mut pfds, 200);
+        channel.service(&pfds, &mut |m, cut, from| report.message(m, cut, from));
+        report.flush();
     };
     drop(chld);
     CHILD.store(0, Ordering::Relaxed);
-    report.drain(rep_r.as_raw_fd());
+    channel.finish(&mut |m, cut, from| report.message(m, cut, from));
+    report.flush();
+    drop(channel);
 
     let code = if timed_out {
         if !opts.quiet {
@@ -473,7 +505,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         EXIT_FSGUARD
     };
     // The summary comes from the supervisor's own channel (the report
-    // pipe), so it is printed whatever the command did with its stderr, and
+    // channel), so it is printed whatever the command did with its stderr, and
     // also when the trace lines go to a file or nowhere.
     if !opts.quiet && opts.report.as_deref() != Some("-") {
         report.summary();
@@ -509,6 +541,7 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         code,
         timed_out,
         report.counted(),
+        report.unreported(),
         opts.quiet,
     );
     if !opts.quiet && opts.keep_tmp {

@@ -2,7 +2,6 @@
 //! the command; SIGCHLD only wakes the wait loop. And the timeout's end of
 //! a command: its whole process tree is signalled.
 
-use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 
 use crate::run::CHILD;
@@ -63,15 +62,10 @@ impl SigChld {
         }
     }
 
-    /// Sleeps until `fd` is readable (or closed), a signal arrives (a
-    /// pending SIGCHLD at once) or `ms` pass.
-    pub(crate) fn wait(&self, fd: Option<RawFd>, ms: i64) {
-        let mut pfd = libc::pollfd {
-            fd: fd.unwrap_or(-1),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        crate::sys::poll_unmasked(&mut pfd, ms, &self.waiting);
+    /// Sleeps until one of `fds` is readable (or closed), a signal arrives
+    /// (a pending SIGCHLD at once) or `ms` pass; `revents` says which.
+    pub(crate) fn wait(&self, fds: &mut [libc::pollfd], ms: i64) {
+        crate::sys::poll_unmasked(fds, ms, &self.waiting);
     }
 }
 

@@ -3,7 +3,7 @@
 //! (`no_new_privs`, Landlock, ptrace, exec), reported on a pipe.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -12,16 +12,6 @@ use crate::{landlock, sys};
 /// Makes a C string; fails on an interior NUL.
 pub(crate) fn cstr(b: &[u8]) -> Result<CString, String> {
     CString::new(b).map_err(|_| format!("{}: contains a NUL byte", String::from_utf8_lossy(b)))
-}
-
-/// The report pipe, non-blocking at both ends: the library must never
-/// block on a full pipe, nor the supervisor on an empty one.
-pub(crate) fn report_pipe() -> Result<(OwnedFd, OwnedFd), String> {
-    let (r, w) = pipe(libc::O_CLOEXEC)?;
-    set_nonblocking(r.as_raw_fd());
-    set_nonblocking(w.as_raw_fd());
-    sys::grow_pipe(w.as_raw_fd());
-    Ok((r, w))
 }
 
 /// The command's environment so far: ours with the library preloaded
@@ -74,15 +64,6 @@ pub(crate) fn handshake_byte(hs_parent: OwnedFd) -> bool {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             r => break matches!(r, Ok(1)),
         }
-    }
-}
-
-/// Sets `O_NONBLOCK` on `fd`.
-pub(crate) fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on our own fd.
-    unsafe {
-        let fl = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
     }
 }
 

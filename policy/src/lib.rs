@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod channel;
 mod decide;
 pub mod macho;
 mod pattern;
@@ -30,7 +31,8 @@ pub use pattern::PatternSet;
 pub use presets::{CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, SYSTEM_SECRETS, TOOL_CONFIGS};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
-    LogSettings, LogTarget, Mode, Settings, UnguardedExec, ENV_VARS, FAIL_ON_BLOCK_STATUS,
+    LogSettings, LogTarget, Mode, Settings, Supervisor, UnguardedExec, ENV_VARS,
+    FAIL_ON_BLOCK_STATUS,
 };
 
 /// What a call does to the object a path names.

@@ -63,6 +63,16 @@ pub fn value<W: Write>(w: &mut W, v: &[u8]) {
     let _ = w.write_str("\"");
 }
 
+/// `v` escaped as inside a quoted text value (without the quotes).
+pub fn escape_text<W: Write>(w: &mut W, v: &[u8]) {
+    escaped(w, v, Bytes::Text);
+}
+
+/// `v` escaped as inside a JSON string (without the quotes).
+pub fn escape_json<W: Write>(w: &mut W, v: &[u8]) {
+    escaped(w, v, Bytes::Json);
+}
+
 /// How a byte that is not UTF-8 is written: `\xNN` in text lines; in JSON,
 /// which has no byte escape, `\udcNN`, the lone surrogate Python's
 /// `surrogateescape` uses for it (so `os.fsencode(json.loads(…)["path"])`

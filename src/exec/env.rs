@@ -274,14 +274,10 @@ pub(super) unsafe fn with_env<R>(
     n += 1;
     vars[n] = policy_entry(handoff.as_ref(), &mut policy);
     n += 1;
-    // The report pipe, opened again if the program closed it.
-    let report = crate::trace::report_for_child(guard::get().map(|g| &g.sink));
+    // The report channel, connected again if the program closed it.
+    let report = crate::trace::report_for_child();
     let mut report_buf = [0u8; 40];
-    if let Some(r) = ce
-        .report
-        .as_deref()
-        .and_then(|intact| report.entry(intact, &mut report_buf))
-    {
+    if let Some(r) = report.entry(ce.report.as_deref(), &mut report_buf) {
         vars[n] = r.as_ptr();
         n += 1;
     }

@@ -274,9 +274,23 @@ pub fn no_new_privs() -> bool {
     false
 }
 
-/// The parent's fd of a number, opened again: Darwin has no way to reach
-/// another process's fd, so none (the library warns once that the report
-/// is lost).
-pub fn open_parent_fd(_fd: i32, _flags: OFlags) -> Option<OwnedFd> {
-    None
+/// A connection to the supervisor's report socket: none on Darwin, where
+/// `fsguard run` makes no listening socket (a process that lost its
+/// inherited channel is not on the record; docs/macos.md).
+pub fn connect_supervisor(_path: &CStr, _pid: u32) -> Result<OwnedFd, Errno> {
+    Err(Errno::NOENT)
+}
+
+/// Sends one message on the report channel, never blocking (the
+/// supervisor sets `SO_NOSIGPIPE` on the socket: Darwin has no
+/// `MSG_NOSIGNAL`).
+#[inline]
+pub fn send_message(fd: BorrowedFd<'_>, parts: &[std::io::IoSlice<'_>]) -> Result<usize, Errno> {
+    use rustix::net::{SendAncillaryBuffer, SendFlags};
+    rustix::net::sendmsg(
+        fd,
+        parts,
+        &mut SendAncillaryBuffer::default(),
+        SendFlags::DONTWAIT,
+    )
 }

@@ -242,23 +242,38 @@ pub fn no_new_privs() -> bool {
     unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 }
 }
 
-/// The object the parent process holds as fd `fd`, opened again with
-/// `flags` (through `/proc/<ppid>/fd/N`). The caller checks it is what it
-/// expects.
-pub fn open_parent_fd(fd: i32, flags: OFlags) -> Option<OwnedFd> {
-    let mut buf = [0u8; 64];
-    let prefix = b"/proc/";
-    let mut n = prefix.len();
-    buf[..n].copy_from_slice(prefix);
-    let mut digits = [0u8; 10];
-    let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
-    for (part, tail) in [(ppid as u32, &b"/fd/"[..]), (fd as u32, &b""[..])] {
-        let i = crate::resolve::decimal(part, &mut digits);
-        buf[n..n + digits.len() - i].copy_from_slice(&digits[i..]);
-        n += digits.len() - i;
-        buf[n..n + tail.len()].copy_from_slice(tail);
-        n += tail.len();
+/// A connection to the supervisor's report socket at `path`, used only if
+/// the listener is process `pid` (a program that put its own socket there
+/// gets nothing from it): non-`CLOEXEC`, so children inherit it, at a high
+/// number when one is free. Non-blocking: a listener whose queue is full
+/// fails the connection rather than stall the program.
+pub fn connect_supervisor(path: &CStr, pid: u32) -> Result<OwnedFd, Errno> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let s = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    rustix::net::connect(&s, &SocketAddrUnix::new(path)?)?;
+    let peer = rustix::net::sockopt::socket_peercred(&s)?;
+    if peer.pid.as_raw_nonzero().get() as u32 != pid {
+        return Err(Errno::PERM);
     }
-    let path = CStr::from_bytes_with_nul(&buf[..=n]).ok()?;
-    rustix::fs::openat(CWD, path, flags, Mode::empty()).ok()
+    let high = rustix::io::fcntl_dupfd_cloexec(&s, crate::handoff::HIGH_FD).unwrap_or(s);
+    rustix::io::fcntl_setfd(&high, rustix::io::FdFlags::empty())?;
+    Ok(high)
+}
+
+/// Sends one message on the report channel, never blocking and never
+/// raising `SIGPIPE` (a supervisor that is gone answers `EPIPE`).
+#[inline]
+pub fn send_message(fd: BorrowedFd<'_>, parts: &[std::io::IoSlice<'_>]) -> Result<usize, Errno> {
+    use rustix::net::{SendAncillaryBuffer, SendFlags};
+    rustix::net::sendmsg(
+        fd,
+        parts,
+        &mut SendAncillaryBuffer::default(),
+        SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
+    )
 }

@@ -34,8 +34,10 @@
 //!   another file at its number would not have (none on Darwin).
 //! - the process: [`exe_path`], the running program's path;
 //!   [`start_env`], the environment it started with; [`thread_id`];
-//!   [`open_parent_fd`], the parent's fd of a number, opened again;
 //!   [`no_new_privs`], whether exec honours set-id bits.
+//! - the report channel: [`connect_supervisor`], a new connection to
+//!   `fsguard run`'s listening socket; [`send_message`], one message sent
+//!   without blocking.
 //! - types: [`dev`], a file's device number as one type everywhere.
 
 #[cfg(target_os = "linux")]
@@ -43,9 +45,9 @@ mod linux;
 
 #[cfg(target_os = "linux")]
 pub use linux::{
-    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, next_symbol,
-    no_new_privs, open_parent_fd, open_ref, open_strict, read_frozen, start_env,
-    strict_open_missing, thread_id, FD_LINK_MAX, PRELOAD_ENTRY, REF,
+    anon_file, connect_supervisor, errno_slot, exe_path, fd_name, frozen_file, frozen_id,
+    next_is_libc, next_symbol, no_new_privs, open_ref, open_strict, read_frozen, send_message,
+    start_env, strict_open_missing, thread_id, FD_LINK_MAX, PRELOAD_ENTRY, REF,
 };
 
 #[cfg(target_os = "linux")]
@@ -96,8 +98,9 @@ mod darwin;
 
 #[cfg(target_os = "macos")]
 pub use darwin::{
-    anon_file, errno_slot, exe_path, fd_name, frozen_file, frozen_id, next_is_libc, open_parent_fd,
-    open_ref, open_strict, read_frozen, start_env, strict_open_missing, thread_id, REF,
+    anon_file, connect_supervisor, errno_slot, exe_path, fd_name, frozen_file, frozen_id,
+    next_is_libc, open_ref, open_strict, read_frozen, send_message, start_env, strict_open_missing,
+    thread_id, REF,
 };
 /// `real!` links each original directly on Darwin (the `__interpose`
 /// pairs), so the backend has no `next_symbol`.

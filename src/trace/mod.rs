@@ -10,12 +10,20 @@
 //! never gets trace lines in its data.
 //!
 //! A line that cannot be written whole (a full disk, a log that refuses
-//! writes) is counted as lost: the process says so once on its stderr, and a
-//! supervising `fsguard run` is told (`lost N` on the report pipe).
+//! writes) is counted as lost, and the process says so once on its stderr.
+//!
+//! Under `fsguard run` each refusal is also a record on the report channel
+//! ([`report`]), which the supervisor counts. The line goes with the record
+//! when the supervisor writes it (the log file, and stderr when the
+//! process's stderr is not the supervisor's); with the log on the
+//! supervisor's own stderr the process writes the line itself, before the
+//! refused call returns, so it lands in order with the program's output. A
+//! line is never written to another stream than the one chosen: what cannot
+//! be sent is counted as lost and the supervisor says so in its summary.
 //!
 //! The parts: [`render`] (a line as text or JSON, and its escaping),
 //! [`sink`] (the log file and the starting stderr) and [`report`] (the
-//! report pipe of `fsguard run`).
+//! report channel of `fsguard run`).
 
 mod render;
 mod report;
@@ -25,7 +33,7 @@ mod sink;
 mod tests;
 
 pub use render::Line;
-pub use report::{report, report_fd, report_for_child, report_init, ReportForChild};
+pub use report::{report_for_child, report_init, ReportForChild};
 pub use sink::Sink;
 
 pub use fsguard_policy::wire::Event;

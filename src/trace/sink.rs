@@ -1,24 +1,32 @@
 //! Where lines go: the log file or the starting stderr, each checked to
 //! still be the file it was before every write; lines that cannot be
-//! written are counted as lost.
+//! written are counted as lost. Under `fsguard run`, with each refusal's
+//! record on the report channel ([`super::report`]).
 
 use std::fmt::Write as _;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
-use fsguard_policy::{Access, LogFormat, LogTarget, Rule};
+use fsguard_policy::channel::Kind;
+use fsguard_policy::{Access, LogFormat, LogSettings, LogTarget, Rule};
 use rustix::fs::{Mode, OFlags, CWD};
 
 use super::render::{json, text, Line};
-use super::report::{relay, report_lost, REPORT_DROPPED};
+use super::report;
 use super::Event;
 
 /// Where lines go, set once at load.
 pub struct Sink {
     target: LogTarget,
-    /// The log file is the supervisor's: lines go over the report pipe,
+    /// The log file is the supervisor's: lines go over the report channel,
     /// and the file is never opened here.
     relayed: bool,
+    /// Under `fsguard run`: every refusal's record goes to the supervisor.
+    supervised: bool,
+    /// Under `fsguard run` with the log on stderr, and the starting stderr
+    /// is the supervisor's own: lines are written here, before the refused
+    /// call returns, in order with the program's own output.
+    direct: bool,
     format: LogFormat,
     path: Option<std::ffi::CString>,
     fd: AtomicI32,
@@ -102,16 +110,23 @@ static LOST_SAID: AtomicBool = AtomicBool::new(false);
 
 impl Sink {
     /// Opens the log (files are appended to, created 0644), unless it is
-    /// `relayed` to the supervisor.
-    pub fn new(
-        target: LogTarget,
-        format: LogFormat,
-        relayed: bool,
-        exe: String,
-    ) -> Result<Sink, String> {
-        let relayed = relayed && matches!(target, LogTarget::File(_));
+    /// relayed to the supervisor.
+    pub fn new(log: &LogSettings, exe: String) -> Result<Sink, String> {
+        let target = log.target.clone();
+        let relayed = log.relayed && matches!(target, LogTarget::File(_));
+        let err = Kept::dup_of(2);
+        let supervised = log.supervisor.is_some();
+        let direct = target == LogTarget::Stderr
+            && log.supervisor.as_ref().and_then(|s| s.stderr)
+                == Some([
+                    err.dev.load(Ordering::Relaxed),
+                    err.ino.load(Ordering::Relaxed),
+                ])
+            && err.fd.load(Ordering::Relaxed) >= 0;
         let sink = Sink {
             relayed,
+            supervised,
+            direct,
             path: match &target {
                 LogTarget::File(p) => Some(
                     std::ffi::CString::new(p.as_bytes())
@@ -120,12 +135,12 @@ impl Sink {
                 _ => None,
             },
             target,
-            format,
+            format: log.format,
             fd: AtomicI32::new(-1),
             dev: AtomicU64::new(0),
             ino: AtomicU64::new(0),
             exe,
-            err: Kept::dup_of(2),
+            err,
         };
         if sink.path.is_some() && !relayed {
             sink.reopen().map_err(|e| {
@@ -138,7 +153,7 @@ impl Sink {
                 )
             })?;
         }
-        if format == LogFormat::Json {
+        if log.format == LogFormat::Json {
             // The first clock read finds the vDSO, which takes stack: done
             // here, not in a signal handler on a small stack.
             let _ = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
@@ -189,16 +204,24 @@ impl Sink {
         match self.target {
             LogTarget::Off => None,
             LogTarget::Stderr => self.err.get(),
-            // A line the supervisor cannot take goes to stderr, as with
-            // the log on stderr; the file is never opened.
-            LogTarget::File(_) if self.relayed => self.err.get(),
             LogTarget::File(_) => self.file_fd().or_else(|| self.err.get()),
         }
     }
 
-    /// Writes one line.
+    /// Traces a refused (or audited) call: its line, and under `fsguard
+    /// run` its record.
     pub fn emit(&self, ev: &Event<'_>) {
+        let kind = if ev.rule == Rule::InternalError {
+            Kind::Internal
+        } else if ev.event == "audit" {
+            Kind::Audit
+        } else {
+            Kind::Blocked
+        };
         if self.target == LogTarget::Off {
+            if self.supervised {
+                report::record(kind, ev.call, ev.access, ev.path, None);
+            }
             return;
         }
         let mut line = Line::new();
@@ -207,18 +230,48 @@ impl Sink {
             LogFormat::Json => json(&mut line, ev, &self.exe),
         }
         line.finish();
-        self.write_line(line.as_bytes());
-    }
-
-    /// Writes a finished line. Under `fsguard run` with the log on stderr
-    /// or in a file, the line goes to the supervisor instead, which prints
-    /// it on its own stderr or appends it to the file: the command can
-    /// neither hide it nor reach the file. A line not written whole is
-    /// counted as lost ([`lost`]).
-    fn write_line(&self, bytes: &[u8]) {
-        if (self.target == LogTarget::Stderr || self.relayed) && relay(bytes) {
+        let bytes = line.as_bytes();
+        if !self.supervised {
+            self.write_line(bytes);
             return;
         }
+        // The supervisor prints or logs the line, unless it was written
+        // here; it never goes to another stream.
+        let relay = match self.target {
+            LogTarget::File(_) if !self.relayed => {
+                self.write_line(bytes);
+                None
+            }
+            LogTarget::Stderr if self.write_direct(bytes) => None,
+            _ => Some(bytes),
+        };
+        report::record(kind, ev.call, ev.access, ev.path, relay);
+    }
+
+    /// Writes a line on the starting stderr when it is the supervisor's
+    /// (the log is on stderr: see [`Sink::direct`]).
+    fn write_direct(&self, bytes: &[u8]) -> bool {
+        self.direct
+            && self
+                .err
+                .get()
+                .is_some_and(|fd| write_whole(fd, bytes).is_ok())
+    }
+
+    /// Writes a finished line that counts as nothing (a notice, an
+    /// unguarded exec). Under `fsguard run` the supervisor prints or logs
+    /// it, unless it was written here.
+    fn write_note(&self, bytes: &[u8]) {
+        if !self.supervised || matches!(self.target, LogTarget::File(_)) && !self.relayed {
+            self.write_line(bytes);
+        } else if !self.write_direct(bytes) {
+            report::note(bytes);
+        }
+    }
+
+    /// Writes a finished line to the log file or the starting stderr; a
+    /// line not written whole is counted as lost ([`lost`]).
+    fn write_line(&self, bytes: &[u8]) {
         let r = match self.out_fd() {
             Some(fd) => write_whole(fd, bytes),
             None => Err(rustix::io::Errno::BADF),
@@ -228,15 +281,11 @@ impl Sink {
         }
     }
 
-    /// Counts a lost line; the first time, says so on the starting stderr
-    /// (or to the supervisor); tells the supervisor each time.
+    /// Counts a lost line; the first time, says so on the starting stderr.
     #[cold]
     #[inline(never)]
     fn lost(&self, e: rustix::io::Errno) {
         LOST.fetch_add(1, Ordering::Relaxed);
-        if !report_lost(1) {
-            REPORT_DROPPED.fetch_add(1, Ordering::Relaxed);
-        }
         if LOST_SAID.swap(true, Ordering::Relaxed) {
             return;
         }
@@ -254,7 +303,7 @@ impl Sink {
             std::io::Error::from_raw_os_error(e.raw_os_error())
         );
         line.finish();
-        if relay(line.as_bytes()) || self.target == LogTarget::Stderr {
+        if self.target == LogTarget::Stderr {
             return;
         }
         if let Some(fd) = self.err.get() {
@@ -288,18 +337,7 @@ impl Sink {
             }
         }
         line.finish();
-        self.write_line(line.as_bytes());
-    }
-
-    /// Says, on the starting stderr, that this process's children run
-    /// without the report pipe (it was closed and could not be restored).
-    pub(super) fn warn_unreported(&self) {
-        let msg = b"[fsguard] warning: the report pipe of fsguard run was closed before exec \
-and cannot be restored; the refusals of this process's children are not counted \
-and their trace lines go to their own stderr\n";
-        if let Some(fd) = self.err.get() {
-            let _ = write_whole(fd, msg);
-        }
+        self.write_note(line.as_bytes());
     }
 
     /// Writes a free-form notice (`[fsguard] …`) to the log.
@@ -310,7 +348,7 @@ and their trace lines go to their own stderr\n";
         let mut line = Line::new();
         let _ = write!(line, "[fsguard] {msg}");
         line.finish();
-        self.write_line(line.as_bytes());
+        self.write_note(line.as_bytes());
     }
 }
 

@@ -37,9 +37,6 @@ pub(crate) fn pipe2(flags: libc::c_int) -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(pair)
 }
 
-/// Darwin's pipe buffer grows by itself (up to 64 KiB).
-pub(crate) fn grow_pipe(_fd: RawFd) {}
-
 /// The policy handoff the library checks for on Darwin (its
 /// `sys::read_frozen`): a read-only fd to an unlinked POSIX shared memory
 /// object created owner-read-only, which no process but root can write.
@@ -134,18 +131,90 @@ pub(crate) fn dyld_stripped(path: &Path) -> bool {
 /// the unmask and `poll` does not wake it.
 const POLL_SLICE_MS: i64 = 50;
 
-/// `poll` on `pfd` for up to `ms` with the signal mask `mask` in place for
-/// the wait. Darwin has no `ppoll` (and its `pselect` is not atomic): the
-/// mask is set, `poll` sleeps at most [`POLL_SLICE_MS`], the mask is put
-/// back, so a SIGCHLD that slips in between is seen that much later.
-pub(crate) fn poll_unmasked(pfd: &mut libc::pollfd, ms: i64, mask: &libc::sigset_t) {
+/// `poll` on `pfds` for up to `ms` with the signal mask `mask` in place
+/// for the wait. Darwin has no `ppoll` (and its `pselect` is not atomic):
+/// the mask is set, `poll` sleeps at most [`POLL_SLICE_MS`], the mask is
+/// put back, so a SIGCHLD that slips in between is seen that much later.
+pub(crate) fn poll_unmasked(pfds: &mut [libc::pollfd], ms: i64, mask: &libc::sigset_t) {
     let ms = libc::c_int::try_from(ms.clamp(0, POLL_SLICE_MS)).unwrap_or(0);
     // SAFETY: a zeroed sigset_t is overwritten by pthread_sigmask.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: valid masks and one pollfd (a negative fd is ignored).
+    // SAFETY: valid masks and `pfds.len()` pollfds (a negative fd is
+    // ignored).
     unsafe {
         libc::pthread_sigmask(libc::SIG_SETMASK, mask, &mut old);
-        libc::poll(pfd, 1, ms);
+        libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms);
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
     }
+}
+
+/// The report channel's socket type: Darwin has no `SOCK_SEQPACKET` for
+/// local sockets; datagrams keep a message whole too.
+pub(crate) const CHANNEL_TYPE: libc::c_int = libc::SOCK_DGRAM;
+
+/// Darwin gets no listening socket: a process that lost its channel is off
+/// the record (docs/macos.md).
+pub(crate) const CHANNEL_LISTENS: bool = false;
+
+/// Darwin gives no sender per message: nothing to ask for.
+pub(crate) fn pass_credentials(_fd: RawFd) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// A send on a socket whose reader is gone fails with `EPIPE` rather than
+/// raise `SIGPIPE` in the guarded process (Darwin has no `MSG_NOSIGNAL`).
+pub(crate) fn no_sigpipe(fd: RawFd) {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with an int of the right size on our socket.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_NOSIGPIPE,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+}
+
+/// One message received, without blocking.
+pub(crate) enum Received {
+    /// Nothing waiting.
+    Empty,
+    /// Every sender has closed the connection.
+    Closed,
+    /// A message of `len` bytes (`cut`: longer than the buffer); Darwin
+    /// does not say who sent it.
+    Message {
+        len: usize,
+        cut: bool,
+        pid: Option<u32>,
+    },
+}
+
+/// Receives one message into `buf`.
+pub(crate) fn recv_message(fd: RawFd, buf: &mut [u8]) -> std::io::Result<Received> {
+    // SAFETY: reads into our buffer.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+        )
+    };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) => Ok(Received::Empty),
+            Some(libc::ECONNRESET) => Ok(Received::Closed),
+            _ => Err(e),
+        };
+    }
+    let n = n as usize;
+    Ok(Received::Message {
+        len: n.min(buf.len()),
+        cut: n > buf.len(),
+        pid: None,
+    })
 }

@@ -20,12 +20,6 @@ pub(crate) fn pipe2(flags: libc::c_int) -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// A 1 MiB pipe buffer; failure only leaves the default size.
-pub(crate) fn grow_pipe(fd: RawFd) {
-    // SAFETY: fcntl on our pipe.
-    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20) };
-}
-
 /// A memfd holding `frozen`, sealed against any change (the library refuses
 /// an unsealed one), `CLOEXEC` until the child makes it inheritable.
 pub(crate) fn sealed_policy(frozen: &str) -> Result<OwnedFd, String> {
@@ -124,14 +118,125 @@ pub(crate) fn dyld_stripped(_path: &std::path::Path) -> bool {
     false
 }
 
-/// `poll` on `pfd` for up to `ms` with the signal mask `mask` in place for
-/// the wait only, atomically (`ppoll`): a signal pending before it wakes it.
-pub(crate) fn poll_unmasked(pfd: &mut libc::pollfd, ms: i64, mask: &libc::sigset_t) {
+/// `poll` on `pfds` for up to `ms` with the signal mask `mask` in place
+/// for the wait only, atomically (`ppoll`): a signal pending before it
+/// wakes it.
+pub(crate) fn poll_unmasked(pfds: &mut [libc::pollfd], ms: i64, mask: &libc::sigset_t) {
     let ts = libc::timespec {
         tv_sec: ms / 1000,
         tv_nsec: (ms % 1000) * 1_000_000,
     };
-    // SAFETY: one pollfd (a negative fd is ignored), a valid timespec and
-    // signal mask.
-    unsafe { libc::ppoll(pfd, 1, &ts, mask) };
+    // SAFETY: `pfds.len()` pollfds (a negative fd is ignored), a valid
+    // timespec and signal mask.
+    unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, mask) };
+}
+
+/// The report channel's socket type: one message per send, kept whole,
+/// connections accepted from a listening socket.
+pub(crate) const CHANNEL_TYPE: libc::c_int = libc::SOCK_SEQPACKET;
+
+/// Whether a process that lost its channel can connect to a listening
+/// socket again.
+pub(crate) const CHANNEL_LISTENS: bool = true;
+
+/// Asks the kernel to give each message's sender (`SCM_CREDENTIALS`); on a
+/// listening socket, for every connection it accepts.
+pub(crate) fn pass_credentials(fd: RawFd) -> std::io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with an int of the right size on our socket.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PASSCRED,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Nothing to do: Linux's sends say `MSG_NOSIGNAL` themselves.
+pub(crate) fn no_sigpipe(_fd: RawFd) {}
+
+/// One message received, without blocking.
+pub(crate) enum Received {
+    /// Nothing waiting.
+    Empty,
+    /// Every sender has closed the connection.
+    Closed,
+    /// A message of `len` bytes (`cut`: longer than the buffer), from
+    /// process `pid` as the kernel gives it.
+    Message {
+        len: usize,
+        cut: bool,
+        pid: Option<u32>,
+    },
+}
+
+/// Receives one message into `buf`. Descriptors a sender passed along are
+/// closed at once: nothing a guarded process sends can fill our table.
+pub(crate) fn recv_message(fd: RawFd, buf: &mut [u8]) -> std::io::Result<Received> {
+    // Room for the credentials and a few descriptors; more are dropped by
+    // the kernel (MSG_CTRUNC).
+    let mut control = [0u64; 32];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: a zeroed msghdr is valid; its pointers are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg points at our buffers, valid for the call.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) => Ok(Received::Empty),
+            Some(libc::ECONNRESET) => Ok(Received::Closed),
+            _ => Err(e),
+        };
+    }
+    let mut pid = None;
+    // SAFETY: walks the control messages the kernel wrote into `control`,
+    // within `msg_controllen`, with the libc macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            let data = libc::CMSG_DATA(c);
+            let len = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+            match ((*c).cmsg_level, (*c).cmsg_type) {
+                (libc::SOL_SOCKET, libc::SCM_CREDENTIALS)
+                    if len >= std::mem::size_of::<libc::ucred>() =>
+                {
+                    let cred = std::ptr::read_unaligned(data.cast::<libc::ucred>());
+                    pid = u32::try_from(cred.pid).ok();
+                }
+                (libc::SOL_SOCKET, libc::SCM_RIGHTS) => {
+                    for i in 0..len / std::mem::size_of::<libc::c_int>() {
+                        let fd = std::ptr::read_unaligned(data.cast::<libc::c_int>().add(i));
+                        libc::close(fd);
+                    }
+                }
+                _ => {}
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    // A message always carries its sender (SO_PASSCRED); an end of file
+    // carries nothing.
+    if n == 0 && pid.is_none() {
+        return Ok(Received::Closed);
+    }
+    Ok(Received::Message {
+        len: n as usize,
+        cut: msg.msg_flags & libc::MSG_TRUNC != 0,
+        pid,
+    })
 }

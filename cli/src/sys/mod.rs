@@ -6,7 +6,9 @@
 //! Each module offers:
 //! - `pipe2(flags)`: a pipe with `O_CLOEXEC`/`O_NONBLOCK` as asked;
 //! - `socketpair_cloexec()`: the handshake socket pair, both ends `CLOEXEC`;
-//! - `grow_pipe(fd)`: a larger pipe buffer where the system has one;
+//! - the report channel: `CHANNEL_TYPE`, `CHANNEL_LISTENS`,
+//!   `pass_credentials(fd)`, `no_sigpipe(fd)`, `recv_message(fd, buf)`,
+//!   `raise_nofile()`;
 //! - `sealed_policy(frozen)`: the policy as the library reads it;
 //! - `start(entry, arg)`: the command's process, `entry(arg)` run in it;
 //! - `no_new_privs()`, `trace_me()`: the child's steps before exec;
@@ -29,6 +31,24 @@ pub(crate) use darwin::*;
 /// The calling thread's `errno`.
 pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Raises the soft limit of open files toward the hard one (at most 65536),
+/// for the report channel's connections: in the supervisor only, after the
+/// command was started with the limit it was given.
+pub(crate) fn raise_nofile() {
+    // SAFETY: a zeroed rlimit is filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit/setrlimit on our own process with our struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 {
+            let want = r.rlim_max.min(1 << 16);
+            if want > r.rlim_cur {
+                r.rlim_cur = want;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+            }
+        }
+    }
 }
 
 /// A pair of connected stream sockets, both `CLOEXEC`.

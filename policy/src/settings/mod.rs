@@ -112,6 +112,27 @@ pub struct LogSettings {
     /// never hold a descriptor to it (they could truncate it through one).
     #[serde(default)]
     pub relayed: bool,
+    /// Set by `fsguard run`: the supervisor the report channel leads to,
+    /// for a process that lost its inherited end (see [`Supervisor`]).
+    #[serde(default)]
+    pub supervisor: Option<Supervisor>,
+}
+
+/// The supervising `fsguard run`, as the library needs to know it: a
+/// process whose inherited report channel was closed or replaced (a
+/// `close_range`, a shell's `exec 7<&0`) connects to `socket` again and
+/// uses the connection only if the listener is `pid`; and a trace line on
+/// stderr is written by the process itself only when its stderr is the
+/// supervisor's own (`stderr`: device and inode), so it lands in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Supervisor {
+    /// The supervisor's process id.
+    pub pid: u32,
+    /// The path of its listening socket; empty where the system has none.
+    pub socket: String,
+    /// Device and inode of its stderr, if it has one.
+    pub stderr: Option<[u64; 2]>,
 }
 
 /// The three rule lists of one access kind. Patterns are absolute.
