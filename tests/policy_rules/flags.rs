@@ -102,10 +102,16 @@ fn every_cli_flag_layers_over_config_and_env() {
     let hint = format!(
         "fsguard: to allow: --allow-write {dd}/ws/a.txt  (config: [write] allow = [\"{dd}/ws/a.txt\"])"
     );
+    // (The hint comes after the line saying it adds to this run's policy:
+    // issue 29 item 1.)
     assert!(
         o.stderr.starts_with("fsguard: 1 access blocked")
-            && o.stderr.lines().count() == 2
-            && o.stderr.lines().nth(1) == Some(hint.as_str()),
+            && o.stderr.lines().count() == 3
+            && o.stderr
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("fsguard: an option below adds"))
+            && o.stderr.lines().nth(2) == Some(hint.as_str()),
         "{}",
         o.show()
     );
@@ -118,10 +124,16 @@ fn every_cli_flag_layers_over_config_and_env() {
         p,
         &[("w:ws/a.txt", "EACCES")],
     );
+    // (The hint comes after the line saying it adds to this run's policy:
+    // issue 29 item 1.)
     assert!(
         o.stderr.starts_with("fsguard: 1 access blocked")
-            && o.stderr.lines().count() == 2
-            && o.stderr.lines().nth(1) == Some(hint.as_str()),
+            && o.stderr.lines().count() == 3
+            && o.stderr
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("fsguard: an option below adds"))
+            && o.stderr.lines().nth(2) == Some(hint.as_str()),
         "{}",
         o.show()
     );

@@ -32,8 +32,10 @@ fn deny_inside_allow_and_deny_always() {
     assert_eq!(
         blocked,
         vec![
-            format!("[fsguard] blocked open read path={dd}/ws/.env rule=read.deny:\"{dd}/ws/**/.env*\" hint=\"--allow-read {dd}/ws/.env\""),
-            format!("[fsguard] blocked open read path={dd}/ws/.env.local rule=read.deny:\"{dd}/ws/**/.env*\" hint=\"--allow-read {dd}/ws/.env.local\""),
+            // A deny the policy's author wrote carries no hint to lift it
+            // (issue 29 item 2).
+            format!("[fsguard] blocked open read path={dd}/ws/.env rule=read.deny:\"{dd}/ws/**/.env*\""),
+            format!("[fsguard] blocked open read path={dd}/ws/.env.local rule=read.deny:\"{dd}/ws/**/.env*\""),
             format!("[fsguard] blocked open read path={dd}/ws/k.pem rule=read.deny_always:\"{dd}/ws/**/*.pem\""),
             format!("[fsguard] blocked open read path={dd}/ws/sub/deep/x.pem rule=read.deny_always:\"{dd}/ws/**/*.pem\""),
             format!("[fsguard] blocked open read path={dd}/outside.txt rule=root hint=\"--allow-read {dd}/outside.txt\""),
