@@ -186,6 +186,12 @@ pub struct Settings {
     /// `$HOME` at load, to write hints as `~/…`.
     #[serde(default)]
     pub home: Option<String>,
+    /// Set by `fsguard run` to its own process: every process it starts
+    /// descends from it and is guarded, so the guarded tree is its
+    /// descendants (see [`crate::process`]). `None` under `LD_PRELOAD`
+    /// alone, where the tree is the caller's own descendants.
+    #[serde(default)]
+    pub supervisor: Option<crate::process::ProcessId>,
 }
 
 fn yes() -> bool {
@@ -227,6 +233,7 @@ impl Default for Settings {
             cache: true,
             ipc_tag: None,
             home: None,
+            supervisor: None,
         }
     }
 }
