@@ -8,7 +8,10 @@
 //! `pre` and `post` steps live in their own files ([`shm`]: shm_open,
 //! shm_unlink; [`walk`]: fts_open, glob; [`handle`]: open_by_handle_at;
 //! [`bind`]: AF_UNIX bind). Darwin's own calls are the rows of
-//! [`DARWIN`] ([`darwin`]), built for macOS only.
+//! [`DARWIN`] ([`darwin`]), built for macOS only. The calls that reach
+//! past every path, refused whatever the policy, are hand-written:
+//! namespaces and mounts ([`namespace`]), and other processes
+//! ([`process`], with the guarded tree read from `/proc` in [`tree`]).
 
 pub(crate) mod acts;
 mod bind;
@@ -17,7 +20,13 @@ mod darwin_flags;
 #[cfg(target_os = "linux")]
 mod handle;
 #[cfg(target_os = "linux")]
+pub(crate) mod namespace;
+#[cfg(target_os = "linux")]
+pub(crate) mod process;
+#[cfg(target_os = "linux")]
 mod shm;
+#[cfg(target_os = "linux")]
+mod tree;
 #[cfg(target_os = "linux")]
 mod walk;
 mod wrapped;
@@ -37,6 +46,10 @@ use crate::resolve::Follow;
 
 use bind::addr_bytes;
 pub use darwin::DARWIN;
+#[cfg(target_os = "linux")]
+pub use namespace::NAMESPACE_TABLE;
+#[cfg(target_os = "linux")]
+pub use process::PROCESS_TABLE;
 #[cfg(target_os = "linux")]
 pub use walk::GlobT;
 pub use wrapped::*;
