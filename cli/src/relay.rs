@@ -165,12 +165,16 @@ impl Report {
         let mut seen: Vec<String> = Vec::new();
         for (ev, _) in &self.events {
             let mut it = ev.splitn(3, ' ');
-            let (Some(_call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
+            let (Some(call), Some(access), Some(path)) = (it.next(), it.next(), it.next()) else {
                 continue;
             };
             let Some(access) = fsguard_policy::Access::parse(access) else {
                 continue;
             };
+            // A namespace, a mount, another process: no rule allows them.
+            if fsguard_policy::process::REFUSED_WHATEVER_THE_POLICY.contains(&call) {
+                continue;
+            }
             let d = policy.decide(access, path.as_bytes());
             if d.allowed {
                 continue;
