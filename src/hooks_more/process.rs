@@ -10,10 +10,10 @@
 //! The trace line names the target as `path=/proc/<pid>` and its
 //! executable as `dest=`.
 //!
-//! Not refused: `PTRACE_TRACEME` (the caller offers itself to its own
-//! parent, which gains nothing it could not do by attaching), `PTRACE_DETACH`
-//! (letting a tracee go), and `pidfd_open` (a pidfd signals and waits, as
-//! `kill` and `waitid` do; `pidfd_getfd` on it is checked).
+//! `ptrace` is checked at an attach and at each request on the tracee's
+//! memory or registers (see [`ptrace_checked`]); `pidfd_open` is not (a
+//! pidfd signals and waits, as `kill` and `waitid` do; `pidfd_getfd` on it
+//! is checked).
 
 use std::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
@@ -26,7 +26,6 @@ use super::tree::{self, Pinned, Reach};
 use crate::guard::{self, errno, set_errno, Guard};
 use crate::table::{chk, row, CheckInfo, HookInfo};
 
-const PTRACE_TRACEME: c_int = 0;
 const PTRACE_ATTACH: c_int = 16;
 const PTRACE_DETACH: c_int = 17;
 const PTRACE_SEIZE: c_int = 0x4206;
@@ -102,10 +101,20 @@ unsafe fn real_ptrace(request: c_int, pid: pid_t, addr: *mut c_void, data: *mut 
     hooks!(@real "ptrace", PtraceFn, -1, (request, pid, addr, data))
 }
 
-/// Whether a ptrace request names a tracee to check (all but the caller
-/// offering itself and the letting go of a tracee).
+/// Whether a ptrace request is checked: an attach, and every request
+/// that reads or writes the tracee's memory or registers (`PEEK*`,
+/// `POKE*`, `GETREGS`, `SETREGS`, `GETFPREGS`, `SETFPREGS`, `GETREGSET`,
+/// `SETREGSET`), judged again whatever made the caller the tracer. The
+/// rest (resuming, options, signals, `PTRACE_GET_SYSCALL_INFO`,
+/// `PTRACE_DETACH`) only a tracer may make, which a checked attach made
+/// it; `PTRACE_TRACEME` offers the caller to its own parent. A debugger
+/// makes those by the thousand: a check each made `strace -f` three times
+/// slower.
 fn ptrace_checked(request: c_int) -> bool {
-    !matches!(request, PTRACE_TRACEME | PTRACE_DETACH)
+    matches!(
+        request,
+        PTRACE_ATTACH | PTRACE_SEIZE | 1..=6 | 12..=15 | 0x4204 | 0x4205
+    )
 }
 
 fn attaches(request: c_int) -> bool {
@@ -450,7 +459,7 @@ const PTRACE: &[CheckInfo] = &[chk(
     "REFUSE process",
     "-",
     "-",
-    "(`pid` outside the guarded tree; never `PTRACE_TRACEME`, `PTRACE_DETACH`)",
+    "(`pid` outside the guarded tree: an attach or seize, a `PEEK*`, `POKE*`, `GET*REGS*` or `SET*REGS*` request)",
 )];
 
 const PIDFD: &[CheckInfo] = &[chk(
@@ -493,21 +502,36 @@ mod tests {
 
     #[test]
     fn ptrace_requests_checked() {
-        assert!(!ptrace_checked(PTRACE_TRACEME));
-        assert!(!ptrace_checked(PTRACE_DETACH));
-        for r in [
-            PTRACE_ATTACH,
-            PTRACE_SEIZE,
-            1,
-            2,
-            4,
-            5,
-            12,
-            13,
-            0x4204,
-            0x420e,
-        ] {
-            assert!(ptrace_checked(r), "{r}");
+        let unchecked = [
+            libc::PTRACE_TRACEME,
+            libc::PTRACE_DETACH,
+            libc::PTRACE_CONT,
+            libc::PTRACE_SYSCALL,
+            libc::PTRACE_KILL,
+            libc::PTRACE_INTERRUPT,
+            0x420e, // PTRACE_GET_SYSCALL_INFO
+        ];
+        for r in unchecked {
+            assert!(!ptrace_checked(r as c_int), "{r}");
+        }
+        let checked = [
+            libc::PTRACE_ATTACH,
+            libc::PTRACE_SEIZE,
+            libc::PTRACE_PEEKTEXT,
+            libc::PTRACE_PEEKDATA,
+            libc::PTRACE_PEEKUSER,
+            libc::PTRACE_POKETEXT,
+            libc::PTRACE_POKEDATA,
+            libc::PTRACE_POKEUSER,
+            libc::PTRACE_GETREGS,
+            libc::PTRACE_SETREGS,
+            libc::PTRACE_GETFPREGS,
+            libc::PTRACE_SETFPREGS,
+            libc::PTRACE_GETREGSET,
+            libc::PTRACE_SETREGSET,
+        ];
+        for r in checked {
+            assert!(ptrace_checked(r as c_int), "{r}");
         }
         assert_eq!(PTRACE_ATTACH, libc::PTRACE_ATTACH as c_int);
         assert_eq!(PTRACE_SEIZE, libc::PTRACE_SEIZE as c_int);

@@ -48,19 +48,19 @@ fn proc_path<'a>(pid: u32, entry: &[u8], buf: &'a mut [u8; 40]) -> &'a CStr {
     CStr::from_bytes_with_nul(&buf[..=n]).unwrap_or(c"/proc/self")
 }
 
-/// Reads what fits of `name` under `dir` into `buf`; the bytes read.
+/// Reads the start of `name` under `dir` into `buf`, in one read: a
+/// `/proc` file is made whole at the first read, which gives as much of it
+/// as fits (a stat line, the first lines of `status` or `fdinfo`, which is
+/// all the callers read). The bytes read.
 fn read_entry<'a>(dir: impl AsFd, name: &CStr, buf: &'a mut [u8]) -> Result<&'a [u8], Errno> {
     let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-    let mut n = 0;
-    while n < buf.len() {
-        match rustix::io::read(&fd, &mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
+    loop {
+        match rustix::io::read(&fd, &mut *buf) {
+            Ok(n) => return Ok(&buf[..n]),
             Err(Errno::INTR) => continue,
             Err(e) => return Err(e),
         }
     }
-    Ok(&buf[..n])
 }
 
 /// Reads what fits of the file at `path` into `buf`; the bytes read.
