@@ -13,7 +13,8 @@
  *   clone, clone_sys, clone3
  *                          a child in new namespaces does the same
  *   setns PID              joins process PID's user and mount namespaces,
- *                          where OUT is already mounted on MNT
+ *                          where OUT is already mounted on MNT ("NS-open E"
+ *                          says whether each could be opened at all)
  *   tree, tree_sys         (root) open_tree(OUT, OPEN_TREE_CLONE) and
  *                          move_mount onto MNT, the new mount API
  *   mount_sys              (root) syscall(SYS_mount)
