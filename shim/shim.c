@@ -150,6 +150,74 @@ long syscall(long nr, ...) {
     return fsguard_syscall(nr, a, b, c, d, e, f);
 }
 
+/* clone and its alias __clone: the last three arguments are read whatever
+ * the flags say, as glibc's own clone reads them (registers and the
+ * caller's stack). A namespace flag is refused (src/hooks_more/namespace.rs);
+ * else the real function runs, from this frame (the child starts in `fn`
+ * on its own stack and never returns here). */
+int fsguard_clone_check(int flags);
+typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
+
+static int clone_real(void **cache, const char *name, int (*fn)(void *), void *stack, int flags,
+                      void *arg, pid_t *ptid, void *tls, pid_t *ctid) {
+    int e = fsguard_clone_check(flags);
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    clone_fn f = (clone_fn)__atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (!f) {
+        /* Through the dlsym below: a call from this library passes through. */
+        f = (clone_fn)dlsym(RTLD_NEXT, name);
+        __atomic_store_n(cache, (void *)f, __ATOMIC_RELAXED);
+    }
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return f(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+#define CLONE_TAIL(arg, ptid, tls, ctid)                                       \
+    do {                                                                       \
+        va_list ap;                                                            \
+        va_start(ap, arg);                                                     \
+        ptid = va_arg(ap, pid_t *);                                            \
+        tls = va_arg(ap, void *);                                              \
+        ctid = va_arg(ap, pid_t *);                                            \
+        va_end(ap);                                                            \
+    } while (0)
+
+int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
+    static void *real;
+    pid_t *ptid, *ctid;
+    void *tls;
+    CLONE_TAIL(arg, ptid, tls, ctid);
+    return clone_real(&real, "clone", fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
+    static void *real;
+    pid_t *ptid, *ctid;
+    void *tls;
+    CLONE_TAIL(arg, ptid, tls, ctid);
+    return clone_real(&real, "__clone", fn, stack, flags, arg, ptid, tls, ctid);
+}
+
+/* ptrace: glibc reads pid, addr and data whatever the request; so does this
+ * (src/hooks_more/process.rs checks the tracee). */
+long fsguard_ptrace(int request, pid_t pid, void *addr, void *data);
+
+long ptrace(int request, ...) {
+    va_list ap;
+    va_start(ap, request);
+    pid_t pid = va_arg(ap, pid_t);
+    void *addr = va_arg(ap, void *);
+    void *data = va_arg(ap, void *);
+    va_end(ap);
+    return fsguard_ptrace(request, pid, addr, data);
+}
+
 /* sem_open: the mode and value follow only with O_CREAT
  * (src/hooks_more/shm.rs). */
 void *fsguard_sem_open(const char *name, int oflag, mode_t mode, unsigned int value);

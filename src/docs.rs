@@ -28,6 +28,14 @@ pub const TABLES: &[(&str, &[HookInfo])] = &[
         crate::syscall::SYSCALLS,
     ),
     ("syscall(2), special cases", crate::syscall::SYSCALLS_CUSTOM),
+    (
+        "Namespaces and mounts, refused",
+        crate::hooks_more::NAMESPACE_TABLE,
+    ),
+    (
+        "Other processes, refused outside the guarded tree",
+        crate::hooks_more::PROCESS_TABLE,
+    ),
     ("macOS only: Darwin's own calls", crate::hooks_more::DARWIN),
     ("macOS only: exec", crate::exec::EXEC_DARWIN),
     (
@@ -76,6 +84,7 @@ fn access(e: &str) -> String {
         "META" => "metadata".into(),
         "SOCKET" => "write (a socket: `unix_sockets`)".into(),
         "ENOSYS" => "— (ENOSYS)".into(),
+        e if e.starts_with("REFUSE ") => format!("refused (`rule={}`)", &e[7..]),
         other => code(other),
     }
 }
@@ -155,6 +164,9 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
          means it depends on the call's flags (`AT_SYMLINK_NOFOLLOW`, \
          `AT_EMPTY_PATH`, a NULL path, `O_NOFOLLOW`, `O_CREAT|O_EXCL`).\n\
          - **relative to**: the directory a relative path starts from.\n\
+         - **refused** (`rule=namespace`, `mount`, `sysadmin`, `process`): the call \
+         is refused whatever the policy, when the condition in the last column holds \
+         (docs/reference.md, \"Rule labels\").\n\
          - Two lines in a row are the two paths of a rename or link; both are \
          checked, and the first may not be a protected (`deny_always`) file.\n\n\
          The last sections, *macOS only*, list the rows only the macOS library \

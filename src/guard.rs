@@ -676,6 +676,23 @@ impl Guard {
         self.deny_hinted(call, Access::Write, name, None, d.rule, hint)
     }
 
+    /// [`Guard::refuse`] for a call whose trace line names a second object
+    /// (`dest=`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by Linux-only hooks
+    pub(crate) fn refuse_dest(
+        &self,
+        call: &'static str,
+        access: Access,
+        path: &[u8],
+        dest: Option<&[u8]>,
+        rule: Rule<'_>,
+    ) -> Result<(), c_int> {
+        match self.deny(call, access, path, path, dest, rule) {
+            Err(AUDITED) => Ok(()),
+            r => r,
+        }
+    }
+
     /// `mine` is the path this decision was about (the hint names it).
     fn deny(
         &self,

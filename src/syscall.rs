@@ -219,7 +219,7 @@ type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
 
 /// # Safety
 /// The caller's system call arguments, valid for system call `nr`.
-unsafe fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
+pub(crate) unsafe fn real_syscall(nr: c_long, a: [c_long; 6]) -> c_long {
     match crate::real::real!("syscall", SyscallFn) {
         // SAFETY: the real syscall with the caller's arguments.
         Some(f) => unsafe { f(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
@@ -292,6 +292,16 @@ pub unsafe extern "C" fn fsguard_syscall(
             let (vec, vlen, flags) = (b as *mut libc::mmsghdr, c as std::ffi::c_uint, d as c_int);
             // SAFETY: the caller's sendmmsg arguments.
             return unsafe { crate::hooks_more::sendmmsg(a as c_int, vec, vlen, flags) }.into();
+        }
+        // Namespaces, mounts and other processes: their own module's
+        // checks (src/hooks_more/namespace.rs, process.rs).
+        n if crate::hooks_more::namespace::handles(n) => {
+            // SAFETY: the caller's arguments for system call n.
+            return unsafe { crate::hooks_more::namespace::syscall(n, args) };
+        }
+        n if crate::hooks_more::process::handles(n) => {
+            // SAFETY: the caller's arguments for system call n.
+            return unsafe { crate::hooks_more::process::syscall(n, args) };
         }
         libc::SYS_open_by_handle_at => {
             let (mount_fd, handle, flags) = (a as c_int, b as *mut std::ffi::c_void, c as c_int);

@@ -117,6 +117,10 @@ pub fn advice(policy: &Policy, events: &[(String, u64)], max: usize) -> Vec<Stri
         let Some(a) = Access::parse(access) else {
             continue;
         };
+        // A namespace, a mount, another process: no rule allows them.
+        if fsguard_policy::process::REFUSED_WHATEVER_THE_POLICY.contains(&call) {
+            continue;
+        }
         let p = path.as_bytes();
         // A connect or send to a socket is decided, and lifted, as one.
         let socket = fsguard_policy::sockets::decided_as_socket(call, p);

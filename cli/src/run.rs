@@ -317,6 +317,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     for a in args {
         argv_c.push(cstr(a.as_bytes())?);
     }
+    // The supervisor is out of the command's reach, and the root of its
+    // guarded tree: every process it starts is guarded (src/hooks_more/tree.rs).
+    settings.supervisor = crate::sys::shield()?;
     let mut env = preload_env(&lib);
     crate::sockets::strip_refused(&settings, &mut env, opts.quiet);
     // The policy goes in a file no one can change (a sealed memfd on Linux,

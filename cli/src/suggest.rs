@@ -179,7 +179,12 @@ pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
     let mut refused: Vec<Refusal> = Vec::new();
     let mut other_root = 0usize;
     for s in &seen {
-        if s.rule == "unresolved" || !s.path.starts_with('/') {
+        // No rule names an unresolved path, nor allows a namespace, a
+        // mount or another process.
+        if s.rule == "unresolved"
+            || !s.path.starts_with('/')
+            || fsguard_policy::process::REFUSED_WHATEVER_THE_POLICY.contains(&s.call.as_str())
+        {
             continue;
         }
         if s.rule == "root" && fsguard_policy::is_within(s.path.as_bytes(), root.as_bytes()) {

@@ -19,6 +19,7 @@ mod decide;
 pub mod macho;
 mod pattern;
 mod presets;
+pub mod process;
 pub mod program;
 pub mod seatbelt;
 mod settings;

@@ -11,7 +11,10 @@
 //! address (`connect`, `sendto`, `sendmsg`, `sendmmsg`) are the rows of
 //! [`SOCKETS`] ([`socket`], Linux), on the addresses of [`sockaddr`].
 //! Darwin's own calls are the rows of [`DARWIN`] ([`darwin`]), built for
-//! macOS only.
+//! macOS only. The calls that reach past every path, refused whatever the
+//! policy, are hand-written: namespaces and mounts ([`namespace`]), and
+//! other processes ([`process`], with the guarded tree read from `/proc`
+//! in [`tree`]).
 
 pub(crate) mod acts;
 mod bind;
@@ -20,10 +23,16 @@ mod darwin_flags;
 #[cfg(target_os = "linux")]
 mod handle;
 #[cfg(target_os = "linux")]
+pub(crate) mod namespace;
+#[cfg(target_os = "linux")]
+pub(crate) mod process;
+#[cfg(target_os = "linux")]
 mod shm;
 mod sockaddr;
 #[cfg(target_os = "linux")]
 mod socket;
+#[cfg(target_os = "linux")]
+mod tree;
 #[cfg(target_os = "linux")]
 mod walk;
 mod wrapped;
@@ -42,6 +51,9 @@ use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
 pub use darwin::DARWIN;
+pub use namespace::NAMESPACE_TABLE;
+#[cfg(target_os = "linux")]
+pub use process::PROCESS_TABLE;
 #[cfg(target_os = "linux")]
 pub use socket::*;
 #[cfg(target_os = "linux")]

@@ -85,6 +85,12 @@ pub(crate) fn no_new_privs() -> Result<(), i32> {
     Ok(())
 }
 
+/// Nothing to shield on Darwin: the macOS library has no guarded-tree
+/// checks (docs/macos.md), so the tree has no root to name.
+pub(crate) fn shield() -> Result<Option<fsguard_policy::process::ProcessId>, String> {
+    Ok(None)
+}
+
 /// Darwin's ptrace has no system-call stops: no gate, never traced.
 pub(crate) fn trace_me() -> bool {
     false

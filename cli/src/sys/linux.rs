@@ -92,6 +92,27 @@ pub(crate) fn no_new_privs() -> Result<(), i32> {
     Ok(())
 }
 
+/// The supervisor itself, before it starts the command: no longer
+/// dumpable, so a process of the command (the same user) cannot attach to
+/// it, read or write its memory or take its descriptors, even with
+/// Landlock off (a process of ours it traces, the gate's, stays ours to
+/// trace: the check is the target's). Returns this process as the guarded
+/// tree's root, for the policy the command gets. Err: why not.
+pub(crate) fn shield() -> Result<Option<fsguard_policy::process::ProcessId>, String> {
+    // SAFETY: prctl on this process's own state.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(format!(
+            "prctl(PR_SET_DUMPABLE): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let stat = std::fs::read("/proc/self/stat").map_err(|e| format!("/proc/self/stat: {e}"))?;
+    fsguard_policy::process::parse_stat(&stat)
+        .filter(|s| s.pid == std::process::id())
+        .map(|s| Some(s.id()))
+        .ok_or_else(|| "/proc/self/stat: not as expected".to_string())
+}
+
 /// In the child: asks to be traced by the parent (the handshake gate).
 pub(crate) fn trace_me() -> bool {
     // SAFETY: PTRACE_TRACEME takes no pointers.

@@ -11,6 +11,8 @@
 //!   `raise_nofile()`;
 //! - `sealed_policy(frozen)`: the policy as the library reads it;
 //! - `start(entry, arg)`: the command's process, `entry(arg)` run in it;
+//! - `shield()`: the supervisor made non-dumpable, named as the root of
+//!   the guarded tree;
 //! - `no_new_privs()`, `trace_me()`: the child's steps before exec;
 //! - `WAIT_ALL`: `waitpid`'s flags for any child of ours;
 //! - `exe_path()`, `fd_path(fd)`: names the kernel gives;

@@ -65,6 +65,21 @@ pub enum Rule<'a> {
     /// The library failed inside its own check (a bug: a panic it caught);
     /// the call is refused, in audit mode too.
     InternalError,
+    /// A new namespace, or another process's (`unshare`, `clone`, `clone3`
+    /// with a `CLONE_NEW*` flag, `setns`): inside one, a mount can put any
+    /// directory under any path the policy allows. No policy allows it.
+    Namespace,
+    /// A change to the mount table or the root directory (`mount`,
+    /// `umount`, `pivot_root`, `chroot`, the new mount API). No policy
+    /// allows it.
+    Mount,
+    /// A call that administers the whole system (`acct`, `swapon`,
+    /// `swapoff`, `quotactl`). No policy allows it.
+    Sysadmin,
+    /// A call on another process (`ptrace`, `process_vm_readv`,
+    /// `process_vm_writev`, `pidfd_getfd`, `kcmp`) whose target is outside
+    /// the guarded tree. No policy allows it.
+    Process,
 }
 
 impl Rule<'_> {
@@ -114,6 +129,10 @@ impl fmt::Display for Rule<'_> {
             Rule::Unguarded(kind) => write!(f, "unguarded_exec:{kind}"),
             Rule::LoaderEnv(var) => write!(f, "loader_env:{var}"),
             Rule::InternalError => f.write_str("internal_error"),
+            Rule::Namespace => f.write_str("namespace"),
+            Rule::Mount => f.write_str("mount"),
+            Rule::Sysadmin => f.write_str("sysadmin"),
+            Rule::Process => f.write_str("process"),
         }
     }
 }

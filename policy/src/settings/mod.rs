@@ -217,6 +217,12 @@ pub struct Settings {
     /// so a discovered `.fsguard.toml` may set it.
     #[serde(default)]
     pub fail_on_block: Option<u8>,
+    /// Set by `fsguard run` to its own process: every process it starts
+    /// descends from it and is guarded, so the guarded tree is its
+    /// descendants (see [`crate::process`]). `None` under `LD_PRELOAD`
+    /// alone, where the tree is the caller's own descendants.
+    #[serde(default)]
+    pub supervisor: Option<crate::process::ProcessId>,
 }
 
 /// `fail_on_block = true`'s status, as `--fail-on-block` alone.
@@ -263,6 +269,7 @@ impl Default for Settings {
             home: None,
             unix_sockets: Vec::new(),
             fail_on_block: None,
+            supervisor: None,
         }
     }
 }
