@@ -51,6 +51,7 @@ use crate::hooks::{at_follow, link_follow, open_access};
 use crate::resolve::Follow;
 
 pub use darwin::DARWIN;
+#[cfg(target_os = "linux")]
 pub use namespace::NAMESPACE_TABLE;
 #[cfg(target_os = "linux")]
 pub use process::PROCESS_TABLE;
