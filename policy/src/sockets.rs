@@ -191,7 +191,10 @@ mod tests {
         assert!(check_abstract("@n").is_ok());
         assert!(check_abstract("@p*").is_ok());
         assert!(check_abstract("@*").is_ok());
-        assert_eq!(AbstractSet::new(&["@*".to_string()]).find(b"@any"), Some("@*"));
+        assert_eq!(
+            AbstractSet::new(&["@*".to_string()]).find(b"@any"),
+            Some("@*")
+        );
         for bad in ["@", "n"] {
             assert!(check_abstract(bad).is_err(), "{bad}");
         }
