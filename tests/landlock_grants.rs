@@ -35,6 +35,16 @@ fn verdict<'a>(o: &'a Out, f: &Path) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {}:\n{}", f.display(), o.describe()))
 }
 
+/// `dir/a`, `dir/sub/secret`, `dir/sub/other`.
+fn data(dir: &Path) -> [std::path::PathBuf; 3] {
+    mkdir(&dir.join("sub"));
+    let files = [dir.join("a"), dir.join("sub/secret"), dir.join("sub/other")];
+    for f in &files {
+        write_file(f, "x\n", 0o644);
+    }
+    files
+}
+
 #[test]
 fn landlock_grants_more_than_the_policy_a_denied_file_in_a_granted_directory() {
     if landlock_abi() == 0 {
@@ -43,45 +53,40 @@ fn landlock_grants_more_than_the_policy_a_denied_file_in_a_granted_directory() {
     }
     let td = TempDir::new("carve");
     let ws = td.join("ws");
-    let data = td.join("data");
     mkdir(&ws);
-    mkdir(&data.join("sub"));
-    for f in ["a", "sub/secret", "sub/other"] {
-        write_file(&data.join(f), "x\n", 0o644);
-    }
-    let (a, secret, other) = (
-        data.join("a"),
-        data.join("sub/secret"),
-        data.join("sub/other"),
-    );
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    // Inside a read-only root (granted for reading only): a read deny.
+    let [a, secret, other] = data(&ws.join("data"));
     let files = [a.as_path(), secret.as_path(), other.as_path()];
-    let allow = data.to_str().unwrap();
-    let deny = secret.to_str().unwrap();
-    for flag in ["--deny-read", "--deny-read-always"] {
-        let o = reads(
-            &ws,
-            &["--root", ".", "--allow-read", allow, flag, deny],
-            &files,
-        );
-        assert_eq!(verdict(&o, &secret), "13", "{flag}: {}", o.describe());
-        assert_eq!(verdict(&o, &a), "ok", "{}", o.describe());
-        assert_eq!(verdict(&o, &other), "ok", "{}", o.describe());
-    }
-    // The library never loads in a static program: without Landlock it
-    // reads everything, so the refusal above is the kernel's.
+    let o = reads(&ws, &["--readonly=.", "--deny-read", &s(&secret)], &files);
+    assert_eq!(verdict(&o, &secret), "13", "{}", o.describe());
+    assert_eq!(verdict(&o, &a), "ok", "{}", o.describe());
+    assert_eq!(verdict(&o, &other), "ok", "{}", o.describe());
+    // Outside the root, in a read allow-list's directory: deny_always.
+    let [a, secret, other] = data(&td.join("data"));
+    let files = [a.as_path(), secret.as_path(), other.as_path()];
+    let allow = s(&td.join("data"));
+    let args = ["--root", ".", "--allow-read", &allow];
     let o = reads(
         &ws,
-        &[
-            "--no-landlock",
-            "--root",
-            ".",
-            "--allow-read",
-            allow,
-            "--deny-read",
-            deny,
-        ],
+        &[&args[..], &["--deny-read-always", &s(&secret)]].concat(),
         &files,
     );
+    assert_eq!(verdict(&o, &secret), "13", "{}", o.describe());
+    assert_eq!(verdict(&o, &a), "ok", "{}", o.describe());
+    assert_eq!(verdict(&o, &other), "ok", "{}", o.describe());
+    // A plain deny there is lifted by the allow (policy.md, step 2 before
+    // 3): the library reads it, and so may the kernel.
+    let o = reads(
+        &ws,
+        &[&args[..], &["--deny-read", &s(&secret)]].concat(),
+        &files,
+    );
+    assert_eq!(verdict(&o, &secret), "ok", "{}", o.describe());
+    // The library never loads in a static program: without Landlock it
+    // reads everything, so the refusals above are the kernel's.
+    let no_ll = ["--no-landlock", "--deny-read-always", &s(&secret)];
+    let o = reads(&ws, &[&args[..], &no_ll[..]].concat(), &files);
     assert_eq!(verdict(&o, &secret), "ok", "{}", o.describe());
 }
 
@@ -105,7 +110,12 @@ fn landlock_grants_more_than_the_policy_etc_shadow() {
     assert_eq!(verdict(&o, shadow), "13", "{}", o.describe());
     assert_eq!(verdict(&o, passwd), "ok", "{}", o.describe());
     // glibc reads /etc/passwd itself (NSS), so /etc stays readable around
-    // the secret. The secrets preset is what leaves /etc/shadow out.
-    let o = reads(&ws, &["--root", ".", "--no-secrets"], &[shadow, passwd]);
+    // /etc/shadow, which the library refuses under a root. A policy that
+    // lets it be read gets it read: Landlock follows the policy.
+    let o = reads(
+        &ws,
+        &["--root", ".", "--allow-read", "/etc/shadow"],
+        &[shadow, passwd],
+    );
     assert_eq!(verdict(&o, shadow), "ok", "{}", o.describe());
 }

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fsguard_policy::{canonical_prefix, Policy, Settings, DEVICES};
+use fsguard_policy::{canonical_prefix, Policy, Settings, DEVICES, SYSTEM_CREDENTIALS};
 use landlock::{
     Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
@@ -386,20 +386,38 @@ const CARVE_MAX: usize = 4096;
 
 /// The read denies Landlock can honour, for the rules granted: the literal
 /// paths of `read.deny`, `read.deny_always` and `secrets` (a glob names no
-/// object Landlock could leave out). Not one inside a write area: its rule
+/// object Landlock could leave out), and the system's credential files
+/// ([`SYSTEM_CREDENTIALS`]: `/etc/shadow`, …), each one the policy refuses
+/// to read (an allow may lift a `deny`; without a root, nothing keeps
+/// `/etc/shadow` from a reader). Not one inside a write area: its rule
 /// grants the path anyway, and files made there later must stay readable.
 fn read_denies(s: &Settings, rules: &[(PathBuf, BitFlags<AccessFs>)]) -> Vec<PathBuf> {
+    let Ok(policy) = Policy::new(s.clone()) else {
+        return Vec::new();
+    };
     let write = AccessFs::from_write(NEWEST);
     let literal = |p: &&String| !p.contains(['*', '?', '[', '{', '\\']);
-    let secrets = s.secret_paths.iter().filter(|_| s.secrets);
+    let secrets = s.secret_paths.iter().filter(|_| s.secrets).filter(literal);
+    let credentials = SYSTEM_CREDENTIALS
+        .iter()
+        .map(|p| canonical_prefix(Path::new(p)));
     let mut out: Vec<PathBuf> = s
         .read
         .deny
         .iter()
         .chain(&s.read.deny_always)
-        .chain(secrets)
         .filter(literal)
+        .chain(secrets)
         .map(PathBuf::from)
+        .chain(credentials)
+        .filter(|d| {
+            !policy
+                .decide(
+                    fsguard_policy::Access::Read,
+                    d.as_os_str().as_encoded_bytes(),
+                )
+                .allowed
+        })
         .filter(|d| {
             !rules
                 .iter()
@@ -710,28 +728,47 @@ mod tests {
         let read = AccessFs::from_read(NEWEST);
         let write = AccessFs::from_write(NEWEST);
         let s = Settings {
+            root: Some("/ws".into()),
             read: fsguard_policy::Lists {
-                deny: vec!["/ws/k".into(), "/etc/**/*.key".into()],
+                allow: vec!["/etc/y".into()],
+                deny: vec!["/ws/k".into(), "/etc/**/*.key".into(), "/etc/y".into()],
                 deny_always: vec!["/etc/x".into()],
-                ..Default::default()
             },
-            secret_paths: vec!["/etc/shadow".into(), "/h/.cargo/credentials*".into()],
+            secret_paths: vec!["/h/.ssh".into(), "/h/.cargo/credentials*".into()],
             ..Settings::default()
         };
         let rules = vec![
             (PathBuf::from("/ws"), read | write),
             (PathBuf::from("/etc"), read),
         ];
-        // Not a glob; not inside a write area (the root).
-        assert_eq!(
-            read_denies(&s, &rules),
-            [PathBuf::from("/etc/shadow"), PathBuf::from("/etc/x")]
+        let d = read_denies(&s, &rules);
+        let has = |p: &str| d.contains(&PathBuf::from(p));
+        // Literal, refused, outside the write areas; the system's
+        // credentials, refused under a root.
+        assert!(has("/etc/x") && has("/h/.ssh"), "{d:?}");
+        assert!(has(&canonical_prefix(Path::new("/etc/shadow"))
+            .display()
+            .to_string()));
+        // Not a glob, not one inside the root (a write area), not one an
+        // allow lifts.
+        assert!(
+            !d.iter().any(|p| p.to_string_lossy().contains('*')),
+            "{d:?}"
         );
-        let off = Settings {
+        assert!(!has("/ws/k") && !has("/etc/y"), "{d:?}");
+        // Without a root (nor a read allow-list) nothing refuses
+        // /etc/shadow: it stays granted.
+        let open = Settings {
+            root: None,
+            readonly: true,
             secrets: false,
+            read: fsguard_policy::Lists {
+                deny_always: vec!["/etc/x".into()],
+                ..Default::default()
+            },
             ..s
         };
-        assert_eq!(read_denies(&off, &rules), [PathBuf::from("/etc/x")]);
+        assert_eq!(read_denies(&open, &rules), [PathBuf::from("/etc/x")]);
     }
 
     /// Issue 27 item 9: the abstract-socket scope where the policy refuses

@@ -29,7 +29,9 @@ pub mod wire;
 
 pub use decide::{Decision, Hint, Policy, Rule};
 pub use pattern::PatternSet;
-pub use presets::{CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, SYSTEM_SECRETS, TOOL_CONFIGS};
+pub use presets::{
+    CACHE_ENV, DEVICES, PROC_PUBLIC, SECRETS, SYSTEM, SYSTEM_CREDENTIALS, TOOL_CONFIGS,
+};
 pub use settings::{
     canonical_prefix, Builder, Context, ErrnoChoice, Error, ListKind, Lists, LogFormat,
     LogSettings, LogTarget, Mode, Settings, Supervisor, UnguardedExec, ENV_VARS,

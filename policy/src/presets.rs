@@ -28,12 +28,13 @@ pub const SECRETS: &[&str] = &[
     "~/.local/share/keyrings",
 ];
 
-/// The system's credential files, denied always with `secrets = true`:
-/// password hashes, host and service private keys, stored network
-/// passwords. Only root can read most of them; a guarded program running
-/// as root must not. Literal paths, so that `fsguard run`'s Landlock
-/// ruleset can leave them out of `/etc`, which it grants for reading.
-pub const SYSTEM_SECRETS: &[&str] = &[
+/// The system's credential files: password hashes, host and service
+/// private keys, stored network passwords. `fsguard run`'s Landlock ruleset
+/// grants `/etc` for reading (glibc reads its NSS files unseen), and leaves
+/// these out of it whenever the policy refuses to read them (with a root,
+/// it does: they are no `system` location). Only root can read most of
+/// them anyway.
+pub const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",

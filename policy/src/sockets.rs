@@ -29,13 +29,13 @@ pub(crate) struct AbstractSet {
 }
 
 /// Checks an abstract pattern: `@` then a name of at least one byte; a
-/// `*` at the end matches any rest of a name, anywhere else it is a byte
-/// like any other.
+/// `*` at the end matches any rest of a name (`@*`: every abstract
+/// socket), anywhere else it is a byte like any other.
 pub(crate) fn check_abstract(p: &str) -> Result<(), String> {
     match p.strip_prefix('@') {
-        Some(n) if !n.is_empty() && n != "*" => Ok(()),
+        Some(n) if !n.is_empty() => Ok(()),
         _ => Err(format!(
-            "abstract socket pattern {p:?}: a name after the @ (@name, or @prefix*)"
+            "abstract socket pattern {p:?}: a name after the @ (@name, @prefix*, or @* for all)"
         )),
     }
 }
@@ -190,7 +190,12 @@ mod tests {
     fn abstract_patterns_need_a_name() {
         assert!(check_abstract("@n").is_ok());
         assert!(check_abstract("@p*").is_ok());
-        for bad in ["@", "@*", "n"] {
+        assert!(check_abstract("@*").is_ok());
+        assert_eq!(
+            AbstractSet::new(&["@*".to_string()]).find(b"@any"),
+            Some("@*")
+        );
+        for bad in ["@", "n"] {
             assert!(check_abstract(bad).is_err(), "{bad}");
         }
     }

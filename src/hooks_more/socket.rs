@@ -210,7 +210,7 @@ unsafe fn sendmsg_to(fd: c_int, msg: *const msghdr, flags: c_int) -> ssize_t {
         return hooks!(@real "sendmsg", SendmsgFn, -1, (fd, msg, flags));
     }
     // SAFETY: a msghdr, read once: the kernel gets this copy.
-    let mut m = unsafe { std::ptr::read(msg) };
+    let mut m = unsafe { std::ptr::read_unaligned(msg) };
     // SAFETY: the msghdr's own name and length.
     let Some(a) = (unsafe { name_of(&m) }) else {
         return hooks!(@real "sendmsg", SendmsgFn, -1, (fd, &m, flags));
@@ -289,7 +289,7 @@ unsafe fn send_batch(
     let mut k = 0;
     while k < BATCH.min(left) {
         // SAFETY: header `k` of the caller's, read once.
-        let mut h = unsafe { std::ptr::read(vec.add(k)) };
+        let mut h = unsafe { std::ptr::read_unaligned(vec.add(k)) };
         // SAFETY: its own name and length.
         let name = unsafe { name_of(&h.msg_hdr) };
         let unix = name.as_ref().is_some_and(|a| a.unix().socket().is_some());
@@ -336,7 +336,7 @@ unsafe fn send_batch(
     for (i, h) in hdrs.iter().enumerate().take(n) {
         // SAFETY: header `i` < `k` of the caller's, written as the kernel
         // writes it.
-        unsafe { (*vec.add(i)).msg_len = h.msg_len };
+        unsafe { std::ptr::addr_of_mut!((*vec.add(i)).msg_len).write_unaligned(h.msg_len) };
     }
     guard::set_errno(e);
     Ok(Batch {

@@ -297,12 +297,12 @@ fn same_as_bare(config: &str, case: &str, args: &[&str]) {
     let _ = std::fs::remove_dir_all(&bare_dir);
 }
 
-/// A bind of the abstract socket `name` under deny.toml: refused with
-/// EACCES and one trace line naming it as `@name`. The program passes the
-/// whole `sockaddr_un`, so the name the kernel would bind is `name` and the
-/// NULs after it, up to `sun_path`'s 107 bytes after the first: each NUL
-/// shown as `@`.
-fn abstract_bind_refused(case: &str, name: &str) {
+/// A bind of an abstract socket (`case`, on `name`): refused under
+/// deny.toml, since it reaches outside the root though it creates no file;
+/// allowed, as bare, when `unix_sockets` names it (issue 27 item 9). The
+/// program binds with the whole `sockaddr_un` length, so the name is padded
+/// with NULs to 107 bytes, each shown as `@`; `@NAME*` covers it.
+fn abstract_bind(case: &str, name: &str) {
     let dir = scratch(case);
     let r = run(&dir, Some("deny.toml"), case, &[name]);
     assert_eq!(r.ret_errno(), EACCES, "{case}: {}", r.stdout);
@@ -310,10 +310,16 @@ fn abstract_bind_refused(case: &str, name: &str) {
     assert_eq!(
         r.traces,
         vec![format!(
-            "[fsguard] blocked bind write path={shown} rule=abstract_socket hint=\"--allow-unix-socket {shown}\""
+            "[fsguard] blocked bind write path={shown} rule=abstract_socket \
+             hint=\"--allow-unix-socket {shown}\""
         )],
         "{case}"
     );
+    let named = format!("root = \"ws\"\nunix_sockets = [\"@{name}*\"]\n");
+    std::fs::write(dir.join("named.toml"), named).unwrap();
+    let r = run(&dir, Some("named.toml"), case, &[name]);
+    assert_eq!(r.ret_errno(), (0, 0), "{case}: {}", r.stdout);
+    assert_eq!(r.traces, Vec::<String>::new(), "{case}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -173,22 +173,13 @@ impl Builder {
             .as_ref()
             .map(|h| canonical_prefix_in(&walk, h).display().to_string());
         s.ipc_tag = Some(ipc_tag());
-        // The system's credential files, then the user's (with a home).
-        s.secret_paths = presets::SYSTEM_SECRETS
-            .iter()
-            .map(|p| {
-                canonical_prefix_in(&walk, Path::new(p))
-                    .display()
-                    .to_string()
-            })
-            .collect();
-        if let Some(home) = &ctx.home {
-            s.secret_paths.extend(
-                presets::SECRETS
-                    .iter()
-                    .filter_map(|p| expand_pattern_in(&walk, p, Path::new("/"), Some(home)).ok()),
-            );
-        }
+        s.secret_paths = match &ctx.home {
+            Some(home) => presets::SECRETS
+                .iter()
+                .filter_map(|p| expand_pattern_in(&walk, p, Path::new("/"), Some(home)).ok())
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(s)
     }
 }

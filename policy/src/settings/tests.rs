@@ -433,21 +433,6 @@ fn unix_sockets_are_doors_out_config_and_flags() {
 }
 
 #[test]
-fn system_credentials_are_secrets_without_a_home() {
-    let mut c = ctx(Path::new("/"));
-    c.home = None;
-    let s = Builder::new(c).finish().unwrap();
-    assert!(
-        s.secret_paths.iter().any(|p| p == "/etc/shadow"),
-        "{:?}",
-        s.secret_paths
-    );
-    let p = crate::Policy::new(s).unwrap();
-    assert!(!p.decide(Access::Read, b"/etc/shadow").allowed);
-    assert!(p.decide(Access::Read, b"/etc/hostname").allowed);
-}
-
-#[test]
 fn fail_on_block_is_a_config_key() {
     let cfg = PathBuf::from("/p/policy.toml");
     let load = |text: &str| {
