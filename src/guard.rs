@@ -271,7 +271,10 @@ pub fn check(call: &'static str, targets: &[Target]) -> Result<(), c_int> {
     if confining(targets)?.is_none() {
         return Ok(());
     }
-    check_act(call, targets).map(drop)
+    // Checked into Vias of this frame, dropped here: no frame of
+    // `check_act` (its own Vias and temporaries) under the check.
+    let mut vias = Vias::new(targets);
+    check_into(call, targets, &mut vias)
 }
 
 /// The guard, when it confines some target of the call (else the call goes
@@ -292,12 +295,15 @@ impl Vias {
     /// The caller's own arguments, before any check.
     #[inline]
     pub fn new(targets: &[Target]) -> Vias {
+        // One Via built per slot, where it is kept: no spare temporaries
+        // (each holds a path buffer) in the frames that make the Vias.
         let at = |i: usize| {
-            targets
+            let (dirfd, path) = targets
                 .get(i)
-                .map_or(Via::caller(libc::AT_FDCWD, std::ptr::null()), |t| {
-                    Via::caller(t.dirfd, t.path.as_ptr())
-                })
+                .map_or((libc::AT_FDCWD, std::ptr::null()), |t| {
+                    (t.dirfd, t.path.as_ptr())
+                });
+            Via::caller(dirfd, path)
         };
         Vias([at(0), at(1)])
     }
@@ -341,7 +347,10 @@ pub fn check_act(call: &'static str, targets: &[Target]) -> Result<Vias, c_int> 
 
 /// [`check_act`] into the caller's [`Vias`] (made with [`Vias::new`] from
 /// the same targets), which spares copying them out.
-#[inline]
+///
+/// Never inlined: [`check_act`]'s frame holds its [`Vias`] alone, not a
+/// second copy beside the check's own temporaries, during the deep check.
+#[inline(never)]
 pub fn check_into(call: &'static str, targets: &[Target], vias: &mut Vias) -> Result<(), c_int> {
     let Some(g) = confining(targets)? else {
         return Ok(());

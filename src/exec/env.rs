@@ -305,6 +305,10 @@ pub(super) unsafe fn with_env<R>(
 ///
 /// # Safety
 /// As [`entries`].
+///
+/// Never inlined, nor is its refusal: their temporaries stay out of
+/// [`with_env`]'s frame, live during the exec.
+#[inline(never)]
 unsafe fn loader_var(envp: Argv) -> Option<&'static str> {
     // SAFETY: as in `entries`; each entry a C string.
     unsafe { entries(envp) }.find_map(|e| {
@@ -316,6 +320,7 @@ unsafe fn loader_var(envp: Argv) -> Option<&'static str> {
 /// The refusal of an exec whose environment sets `var`: the errno, after
 /// the trace line when the guard is there to write it.
 #[cold]
+#[inline(never)]
 fn refuse_loader_var(call: &'static str, shown: &[u8], var: &'static str) -> c_int {
     let Ok(Some(g)) = guard::get_or_refuse() else {
         return libc::EACCES;

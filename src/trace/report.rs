@@ -398,6 +398,10 @@ impl ReportForChild {
 /// The channel for a child about to be exec'd: the process's own, checked,
 /// or a connection made for the child. This may run in a `vfork` child:
 /// system calls only, no allocation, no shared state changed.
+///
+/// Never inlined: the connection's temporaries stay out of the frame that
+/// is live during the exec ([`crate::exec`]'s `with_env`).
+#[inline(never)]
 pub fn report_for_child() -> ReportForChild {
     if !supervised() {
         return ReportForChild::None;
