@@ -175,15 +175,23 @@ static LIMIT_BUSY: AtomicBool = AtomicBool::new(false);
 /// gone), put back when the last one alive is dropped: before the call
 /// itself, which so meets the program's own limit. Threads that overlap
 /// share one raise, so the program's limit is always put back, once.
-/// `None` when the hard limit leaves no room, or while another thread
-/// raises or restores it.
+/// `None` when the hard limit leaves no room, or when another thread's
+/// raise or restore does not end within a thousand yields.
 pub struct Raised(());
 
 impl Raised {
     /// Raises the limit, if it can.
     pub fn new() -> Option<Raised> {
-        if !claim(&LIMIT_BUSY) {
-            return None;
+        // Another thread holds the flag for two system calls: wait for it,
+        // a bounded while (a signal handler that interrupted this very
+        // thread's raise would wait forever: it gives up instead).
+        let mut tries = 0;
+        while !claim(&LIMIT_BUSY) {
+            tries += 1;
+            if tries > 1000 {
+                return None;
+            }
+            std::thread::yield_now();
         }
         let raised = RAISERS.load(Ordering::Relaxed) > 0 || raise();
         if raised {
