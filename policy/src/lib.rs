@@ -20,6 +20,9 @@ pub mod macho;
 mod pattern;
 mod presets;
 pub mod process;
+pub mod profiles;
+#[cfg(test)]
+mod profiles_tests;
 pub mod program;
 pub mod seatbelt;
 mod settings;

@@ -15,6 +15,7 @@ use crate::Access;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
+    profile: Option<toml::Spanned<String>>,
     readonly: Option<bool>,
     root: Option<toml::Spanned<String>>,
     mode: Option<Mode>,
@@ -110,8 +111,33 @@ impl Builder {
     /// the base of relative paths).
     pub fn config_str(&mut self, text: &str, origin: &Path) -> Result<&mut Builder, Error> {
         let name = origin.display().to_string();
-        let cfg: ConfigFile = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
         let base = origin.parent().unwrap_or(Path::new("/")).to_path_buf();
+        self.apply_toml(text, &name, &base, false)
+    }
+
+    /// Applies the built-in profile `name` as a config whose relative
+    /// paths are against `base` (`--profile`: the working directory). An
+    /// unknown name is an error that lists the profiles.
+    pub fn profile(&mut self, name: &str, base: &Path) -> Result<&mut Builder, Error> {
+        let p = crate::profiles::profile(name)
+            .ok_or_else(|| Error::new(crate::profiles::unknown(name)))?;
+        self.apply_toml(p.text, &format!("profile {name}"), base, true)?;
+        self.s.profiles.push(name.to_string());
+        Ok(self)
+    }
+
+    /// Applies TOML text named `name` (for messages), relative paths
+    /// against `base`. A `profile` key applies that profile first, so the
+    /// text's own keys go on top; a profile names no other.
+    fn apply_toml(
+        &mut self,
+        text: &str,
+        name: &str,
+        base: &Path,
+        is_profile: bool,
+    ) -> Result<&mut Builder, Error> {
+        let cfg: ConfigFile = toml::from_str(text).map_err(|e| toml_error(name, text, &e))?;
+        let base = base.to_path_buf();
         // Line numbers by binary search: a config with many rules (`fsguard
         // suggest --exact`) must not cost a scan of the text per rule.
         let newlines: Vec<usize> = text
@@ -124,6 +150,16 @@ impl Builder {
             let line = newlines.partition_point(|&i| i < span.start) + 1;
             format!("{name}:{line}")
         };
+        if let Some(p) = cfg.profile {
+            let where_ = at(p.span());
+            if is_profile {
+                return Err(Error::new(format!(
+                    "{where_}: profile: a profile names no other profile"
+                )));
+            }
+            self.profile(p.get_ref(), &base)
+                .map_err(|e| Error::new(format!("{where_}: profile: {e}")))?;
+        }
         if let Some(v) = cfg.readonly {
             self.any = true;
             self.s.readonly = v;

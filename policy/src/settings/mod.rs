@@ -223,6 +223,10 @@ pub struct Settings {
     /// alone, where the tree is the caller's own descendants.
     #[serde(default)]
     pub supervisor: Option<crate::process::ProcessId>,
+    /// The built-in profiles applied, in order (`--profile`, a config's
+    /// `profile = …`): named by `check`, `explain` and `run`'s summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
 }
 
 /// `fail_on_block = true`'s status, as `--fail-on-block` alone.
@@ -270,6 +274,7 @@ impl Default for Settings {
             unix_sockets: Vec::new(),
             fail_on_block: None,
             supervisor: None,
+            profiles: Vec::new(),
         }
     }
 }
