@@ -24,6 +24,42 @@ pub(crate) fn cmd_check(cli: &Cli) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `# profile: agent (built-in; fsguard profiles agent prints it)`, or
+/// nothing when no profile is in force.
+pub(crate) fn profile_line(s: &Settings) -> Option<String> {
+    (!s.profiles.is_empty()).then(|| {
+        let shown = s.profiles.join(", then ");
+        format!(
+            "profile: {shown} (built-in; `fsguard profiles {}` prints it)",
+            s.profiles[0]
+        )
+    })
+}
+
+/// `fsguard profiles [NAME]`: the list, or one profile's TOML.
+pub(crate) fn cmd_profiles(name: Option<&str>) -> Result<ExitCode, String> {
+    use fsguard_policy::profiles::{profile, unknown, PROFILES};
+    match name {
+        Some(n) => {
+            let p = profile(n).ok_or_else(|| unknown(n))?;
+            say(p.text);
+        }
+        None => {
+            let width = PROFILES.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            let mut o = String::new();
+            for p in PROFILES {
+                o.push_str(&format!("{:width$}  {}\n", p.name, p.about));
+            }
+            o.push_str(
+                "\n`fsguard profiles NAME` prints one as TOML; use it with \
+                 `fsguard run --profile NAME` or `profile = \"NAME\"` in a config.\n",
+            );
+            say(&o);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn describe(s: &Settings) -> String {
     use std::fmt::Write;
     let mut o = String::new();
@@ -36,6 +72,9 @@ fn describe(s: &Settings) -> String {
     };
     if s.implicit {
         let _ = writeln!(o, "# no policy set: read-only by default");
+    }
+    if let Some(p) = profile_line(s) {
+        let _ = writeln!(o, "# {p}");
     }
     let _ = writeln!(o, "readonly = {}", s.readonly);
     match &s.root {
@@ -156,7 +195,9 @@ pub(crate) fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
         .to_str()
         .and_then(Access::parse)
         .ok_or_else(|| format!("explain: access must be read, write or exec, not {access:?}"))?;
-    let policy = Policy::new(settings(cli, None)?).map_err(|e| e.to_string())?;
+    let s = settings(cli, None)?;
+    let profiles = s.profiles.join(",");
+    let policy = Policy::new(s).map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let resolved = resolve(&cwd.join(path), cli.no_follow);
     let bytes = resolved.as_os_str().as_encoded_bytes();
@@ -176,11 +217,19 @@ pub(crate) fn cmd_explain(cli: &Cli) -> Result<ExitCode, String> {
         if let Some(h) = hint {
             v["hint"] = h.to_string().into();
         }
+        if !profiles.is_empty() {
+            v["profile"] = profiles.into();
+        }
         say(&format!("{v}\n"));
     } else {
         let hint = hint.map(|h| format!(" hint=\"{h}\"")).unwrap_or_default();
+        let profile = if profiles.is_empty() {
+            String::new()
+        } else {
+            format!(" profile={profiles}")
+        };
         say(&format!(
-            "{verdict} {} {} rule={}{hint}\n",
+            "{verdict} {} {} rule={}{hint}{profile}\n",
             access.as_str(),
             resolved.display(),
             d.rule

@@ -62,6 +62,7 @@ fn dispatch(invocation: Invocation) -> Result<ExitCode, String> {
         Invocation::Wrap { name, cli, argv } => wrap::cmd_wrap(&name, &cli, &argv),
         Invocation::Unwrap { name, dir } => wrap::cmd_unwrap(&name, dir.as_deref()),
         Invocation::Suggest(a) => suggest::cmd_suggest(a),
+        Invocation::Profiles(name) => check::cmd_profiles(name.as_deref()),
         Invocation::Man => {
             args::man()?;
             Ok(ExitCode::SUCCESS)

@@ -515,6 +515,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
         if let (Some(f), true) = (&found, report.counted() > 0) {
             eprintln!("fsguard: policy was {}", f.display());
         }
+        if let (Some(p), true) = (crate::check::profile_line(&settings), report.counted() > 0) {
+            eprintln!("fsguard: {p}");
+        }
         // The policy as the command had it, for the hints; built only
         // when there is something to hint at (it was checked above).
         if !report.events().is_empty() {

@@ -1,4 +1,4 @@
-//! The effective policy of a command line: defaults < config <
+//! The effective policy of a command line: defaults < profile < config <
 //! `FSGUARD_*` variables < flags.
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use fsguard_policy::{Access, Builder, Context, Mode, Policy, Rule, Settings};
 
 use crate::{discover, Cli, Flag};
 
-/// Layers defaults < config < FSGUARD_* variables < flags. `exe` is the
+/// Layers defaults < `--profile` < config < FSGUARD_* variables < flags. `exe` is the
 /// program the policy is for: its install prefix is a `system` location, as
 /// when the library loads in it (not this CLI's).
 pub(crate) fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String> {
@@ -15,7 +15,12 @@ pub(crate) fn settings(cli: &Cli, exe: Option<&Path>) -> Result<Settings, String
         exe: exe.map(Path::to_path_buf),
         ..Context::from_process()
     };
+    let cwd = ctx.cwd.clone();
     let mut b = Builder::new(ctx);
+    if let Some(p) = &cli.profile {
+        b.profile(p, &cwd)
+            .map_err(|e| format!("--profile {p}: {e}"))?;
+    }
     let vars: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| {

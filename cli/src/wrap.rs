@@ -210,6 +210,13 @@ fn absolute_dir(d: &str, cwd: &Path) -> String {
 fn absolute_options(cli: &Cli, cwd: &Path) -> Result<Vec<OsString>, String> {
     let mut o: Vec<OsString> = Vec::new();
     let mut push = |v: String| o.push(OsString::from(v));
+    // A profile's relative paths are against the directory the wrapper
+    // runs in, as with `run --profile`: it names no path of the caller's.
+    if let Some(p) = &cli.profile {
+        push("--profile".into());
+        push(p.clone());
+    }
+    let mut push = |v: String| o.push(OsString::from(v));
     if let Some(c) = &cli.config {
         push("--config".into());
         let c = absolute_clean(cwd, &expand_tilde(c)?);

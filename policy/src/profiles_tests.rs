@@ -50,7 +50,8 @@ fn every_profile_parses_and_names_no_other() {
         Policy::new(s).unwrap();
         assert!(!p.text.contains("\nprofile"), "{}", p.name);
         assert!(
-            p.text.starts_with(&format!("# fsguard profile \"{}\"", p.name)),
+            p.text
+                .starts_with(&format!("# fsguard profile \"{}\"", p.name)),
             "{}: its text says which profile it is",
             p.name
         );
@@ -81,7 +82,11 @@ fn the_examples_are_the_profiles() {
         b.config_str(&text, &file).unwrap();
         let b = b.finish().unwrap();
         assert_eq!(b.profiles, [name]);
-        assert_eq!(a, comparable(b), "examples/{name}.toml and profile {name} differ");
+        assert_eq!(
+            a,
+            comparable(b),
+            "examples/{name}.toml and profile {name} differ"
+        );
     }
 }
 
@@ -161,7 +166,10 @@ fn an_unknown_profile_fails_and_lists_the_known_ones() {
     let mut b = Builder::new(ctx(&d));
     let e = b.config_file(&cfg).unwrap_err().to_string();
     assert!(
-        e.starts_with(&format!("{}:2: profile: unknown profile \"agnet\"", cfg.display())),
+        e.starts_with(&format!(
+            "{}:2: profile: unknown profile \"agnet\"",
+            cfg.display()
+        )),
         "{e}"
     );
     assert!(e.contains("agent, agent-dev, analysis, build"), "{e}");
@@ -191,10 +199,19 @@ fn agent_dev_lets_git_work_and_keeps_hooks_out() {
         !p.decide(Access::Write, at("sub/.git/hooks/post-checkout").as_bytes())
             .allowed
     );
-    assert!(p.decide(Access::Write, at(".venv/bin/pip").as_bytes()).allowed);
+    assert!(
+        p.decide(Access::Write, at(".venv/bin/pip").as_bytes())
+            .allowed
+    );
     assert!(p.decide(Access::Read, b"/home/someone/.gitconfig").allowed);
-    assert!(p.decide(Access::Read, b"/home/someone/.config/git/ignore").allowed);
+    assert!(
+        p.decide(Access::Read, b"/home/someone/.config/git/ignore")
+            .allowed
+    );
     assert!(!p.decide(Access::Write, b"/home/someone/.gitconfig").allowed);
-    assert!(!p.decide(Access::Read, b"/home/someone/.git-credentials").allowed);
+    assert!(
+        !p.decide(Access::Read, b"/home/someone/.git-credentials")
+            .allowed
+    );
     assert!(!p.decide(Access::Read, at(".env").as_bytes()).allowed);
 }

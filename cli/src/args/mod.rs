@@ -37,6 +37,8 @@ pub const USAGE: &str = "usage: fsguard run [OPTIONS] [--] CMD [ARGS...]  (see f
 #[derive(Default)]
 pub struct Cli {
     pub command: String,
+    /// `--profile NAME`: the built-in profile under everything else.
+    pub profile: Option<String>,
     pub config: Option<PathBuf>,
     /// `--no-config`: no `.fsguard.toml` discovery.
     pub no_config: bool,
@@ -106,6 +108,8 @@ pub enum Invocation {
     },
     Suggest(suggest::Args),
     Completions(Shell),
+    /// `profiles [NAME]`.
+    Profiles(Option<String>),
     /// `man`: the manual page.
     Man,
     /// `--help`, `--version`: print, exit 0.
@@ -127,6 +131,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
     let sub = m.subcommand().map(|(_, s)| s).ok_or("no command given")?;
     let cli = |command: &str, policy: PolicyArgs| Cli {
         command: command.into(),
+        profile: policy.profile.clone(),
         config: policy.config.clone(),
         no_config: policy.no_config,
         flags: policy.flags(sub),
@@ -191,6 +196,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, String> {
         Sub::Unwrap { name, dir } => Invocation::Unwrap { name, dir },
         Sub::Suggest(s) => Invocation::Suggest(s.into_args()?),
         Sub::Completions { shell } => Invocation::Completions(shell),
+        Sub::Profiles { name } => Invocation::Profiles(name),
         Sub::Man => Invocation::Man,
     })
 }

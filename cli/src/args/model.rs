@@ -21,6 +21,7 @@ fsguard run [OPTIONS] [--] CMD [ARGS...]
        fsguard wrap NAME [--dir DIR] [--force] [OPTIONS] -- CMD [ARGS...]
        fsguard unwrap NAME [--dir DIR]
        fsguard suggest [OPTIONS] LOG.jsonl... | -- CMD [ARGS...]
+       fsguard profiles [NAME]
        fsguard completions bash|zsh|fish
        fsguard man";
 
@@ -37,6 +38,13 @@ relative CMD containing a slash are made absolute against the current
 directory, so the wrapper works from any directory. A bare CMD is looked up
 on PATH when the wrapper runs. Remove a wrapper with
 `fsguard unwrap NAME [--dir DIR]`.";
+
+const PROFILES_ABOUT: &str = "\
+Without NAME, lists the built-in profiles. With NAME, prints that profile as
+TOML: save it as .fsguard.toml (or any config file) to change it, or name it
+with `profile = \"NAME\"` in a config and add keys of your own. A profile is
+the first layer of the policy: a config file's keys, FSGUARD_* variables and
+the command line's options go on top (rule lists add up).";
 
 const SUGGEST_ABOUT: &str = "\
 Writes to stdout a commented TOML policy that allows what the run did
@@ -154,6 +162,17 @@ pub(super) enum Sub {
         long_about = SUGGEST_ABOUT
     )]
     Suggest(SuggestArgs),
+    /// List the built-in profiles, or print one as TOML (`--profile NAME`)
+    #[command(
+        override_usage = "fsguard profiles [NAME]",
+        help_template = TEMPLATE,
+        long_about = PROFILES_ABOUT
+    )]
+    Profiles {
+        /// The profile to print
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+    },
     /// Print a shell completion script (`fsguard completions bash > …`)
     #[command(help_template = TEMPLATE)]
     Completions {
@@ -171,6 +190,10 @@ pub(super) enum Sub {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Policy options")]
 pub(super) struct PolicyArgs {
+    /// A built-in policy (see `fsguard profiles`), the first layer: a
+    /// config file's keys and these options go on top
+    #[arg(long, value_name = "NAME", value_parser = profile_value(), allow_hyphen_values = true)]
+    pub(super) profile: Option<String>,
     /// TOML policy file
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub(super) config: Option<PathBuf>,
@@ -324,6 +347,12 @@ pub(super) struct SuggestArgs {
     /// The command to run under `fsguard run --audit` first
     #[arg(value_name = "CMD", last = true)]
     pub(super) cmd: Vec<OsString>,
+}
+
+/// A profile's name, or the error that lists them; the names are clap's
+/// possible values too (help, completions).
+fn profile_value() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fsguard_policy::profiles::names())
 }
 
 fn landlock_value(v: &str) -> Result<Landlock, String> {
