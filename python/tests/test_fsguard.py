@@ -276,3 +276,30 @@ def test_paths_are_the_callers_quiet_and_hints(tmp_path: Path, outside: Path) ->
     env, out = r.blocked
     assert env.rule.startswith("read.deny:") and env.hint is None, env
     assert out.rule == "root" and out.hint == f"--allow-write {real(outside)}/f", out
+
+
+def test_profile_is_the_first_layer(tmp_path: Path, ws: Path, outside: Path) -> None:
+    (ws / ".env").write_text("SECRET=1\n")
+    script = f"cat .env; echo x > {outside}/a.txt; echo y > mine.txt"
+    # The agent profile confines to the root and keeps .env unreadable.
+    r = fsguard.run(["sh", "-c", script], profile="agent", root=ws, cwd=ws)
+    assert "SECRET" not in r.stdout
+    assert not (outside / "a.txt").exists() and (ws / "mine.txt").exists()
+    assert sorted((e.access, e.rule.split(":")[0]) for e in r.blocked) == [
+        ("read", "read.deny"),
+        ("write", "root"),
+    ]
+    # An allow given as an argument goes on top; the profile's denials stay.
+    r = fsguard.run(["sh", "-c", script], profile="agent", root=ws, cwd=ws, allow_write=[outside])
+    assert "SECRET" not in r.stdout
+    assert (outside / "a.txt").read_text() == "x\n"
+    [e] = r.blocked
+    assert (e.path, e.rule.split(":")[0]) == (real(ws / ".env"), "read.deny")
+    # No root given: the profile's root (".") is the command's cwd.
+    (outside / "a.txt").unlink()
+    r = fsguard.run(["sh", "-c", script], profile="agent", cwd=ws)
+    assert "SECRET" not in r.stdout and not (outside / "a.txt").exists()
+    with pytest.raises(fsguard.PolicyError) as ei:
+        fsguard.run(["true"], profile="agnet")
+    assert ei.value.key == "profile"
+    assert "agent, agent-dev, analysis, build" in str(ei.value)

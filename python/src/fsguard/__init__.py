@@ -338,6 +338,7 @@ def _policy_flags(
     root: Optional[StrPath],
     readonly: bool,
     config: Optional[StrPath],
+    profile: Optional[str],
     allow_read: Sequence[StrPath],
     deny_read: Sequence[StrPath],
     deny_read_always: Sequence[StrPath],
@@ -347,6 +348,10 @@ def _policy_flags(
     audit: bool,
 ) -> List[str]:
     flags: List[str] = []
+    if profile is not None:
+        if not isinstance(profile, str) or not profile:
+            raise TypeError("profile: a profile's name (see `fsguard profiles`)")
+        flags += ["--profile", profile]
     if config is not None:
         flags += ["--config", _abs(config)]
     else:
@@ -409,6 +414,7 @@ def run(
     deny_write: Sequence[StrPath] = (),
     deny_write_always: Sequence[StrPath] = (),
     config: Optional[StrPath] = None,
+    profile: Optional[str] = None,
     audit: bool = False,
     landlock: Union[None, bool, str] = None,
     timeout: Optional[float] = None,
@@ -431,6 +437,14 @@ def run(
       config's ``[read]``/``[write]`` lists (globs; ``~/`` expanded; a
       slash-less glob such as ``*.pem`` matches at any depth);
     - ``config``: a TOML policy file; the arguments above override it;
+    - ``profile``: a built-in profile (``fsguard profiles`` lists them:
+      ``"agent"``, ``"agent-dev"``, ``"analysis"``, ``"build"``), the
+      first layer: ``config`` and the arguments above go on top (rule
+      lists add up, so none of the profile's denials is lost). Its
+      relative paths (the ``root = "."`` of ``agent``) are against
+      ``root`` when one is given, else against ``cwd``, the command's
+      working directory (default: this process's). An unknown name raises
+      :class:`PolicyError`;
     - ``audit``: block nothing, report what would have been blocked
       (see :attr:`Result.audited`);
     - ``landlock``: ``None`` (the default) is the CLI's default, a Landlock
@@ -473,6 +487,7 @@ def run(
         root,
         readonly,
         config,
+        profile,
         allow_read,
         deny_read,
         deny_read_always,
