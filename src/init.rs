@@ -86,6 +86,12 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         .find(|(k, _)| k == "FSGUARD_REPORT_FD")
         .map(|(_, v)| v.parse::<i32>().unwrap_or(-1));
     let report_fd = crate::trace::report_init(report_var, settings.log.supervisor.as_ref());
+    if report_var.is_some() {
+        // The program has no use for it: the exec hooks give each child its
+        // own (crate::exec::env), so `env` shows what it would bare.
+        // SAFETY: a C string literal; as for FSGUARD_POLICY_FD above.
+        unsafe { libc::unsetenv(c"FSGUARD_REPORT_FD".as_ptr()) };
+    }
     crate::exec::init(&settings.to_frozen(), report_fd)?;
     // Children get the policy as frozen here (a relative FSGUARD_ROOT means
     // this process's cwd, not theirs) through the exec hooks, in a memfd

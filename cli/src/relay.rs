@@ -180,6 +180,14 @@ impl Report {
         self.out.clear();
     }
 
+    /// ` (xN)` when the event happened N > 1 times.
+    fn times(&self, ev: &str) -> String {
+        match self.index.get(ev).map(|&i| self.events[i].1) {
+            Some(n) if n > 1 => format!(" (x{n})"),
+            _ => String::new(),
+        }
+    }
+
     fn note(&mut self, ev: String) {
         match self.index.get(&ev) {
             Some(&i) => self.events[i].1 += 1,
@@ -200,22 +208,24 @@ impl Report {
         }
     }
 
-    /// Prints the counts, the first event of each kind and the distinct
-    /// events on stderr.
+    /// Prints the counts, the first event of each kind and the other
+    /// distinct events on stderr (each named once).
     pub(crate) fn summary(&self) {
         let s = |n: u64| if n == 1 { "access" } else { "accesses" };
         if let Some(first) = &self.first_blocked {
             eprintln!(
-                "fsguard: {} {} blocked; first: {first}",
+                "fsguard: {} {} blocked; first: {first}{}",
                 self.blocked,
-                s(self.blocked)
+                s(self.blocked),
+                self.times(first)
             );
         }
         if let Some(first) = &self.first_audited {
             eprintln!(
-                "fsguard: {} {} would have been blocked (audit); first: {first}",
+                "fsguard: {} {} would have been blocked (audit); first: {first}{}",
                 self.audited,
-                s(self.audited)
+                s(self.audited),
+                self.times(&format!("(audit) {first}"))
             );
         }
         // Lost records and lines: a count of none must not read as
@@ -267,9 +277,22 @@ impl Report {
                 },
             );
         }
-        // Every distinct event, so none is hidden behind the first.
+        // Every distinct event, so none is hidden behind the first; each
+        // named once (the first lines above named theirs).
         if self.events.len() > 1 {
-            for (ev, n) in self.events.iter().take(SUMMARY_MAX) {
+            let named = |ev: &str| match ev.strip_prefix("(audit) ") {
+                Some(e) => self.first_audited.as_deref() == Some(e),
+                None => {
+                    self.first_blocked.as_deref()
+                        == Some(ev.strip_prefix("(internal) ").unwrap_or(ev))
+                }
+            };
+            for (ev, n) in self
+                .events
+                .iter()
+                .take(SUMMARY_MAX)
+                .filter(|(ev, _)| !named(ev))
+            {
                 let times = if *n > 1 {
                     format!(" (x{n})")
                 } else {
