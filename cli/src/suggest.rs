@@ -28,6 +28,14 @@ pub struct Args {
     pub run_flags: Vec<OsString>,
 }
 
+/// A call on an AF_UNIX socket whose refusal `unix_sockets` lifts: a
+/// connect or send to `path`, or a bind of an abstract name (a bind of a
+/// socket file creates a file: a write rule's business).
+fn is_socket_call(call: &str, path: &str) -> bool {
+    matches!(call, "connect" | "sendto" | "sendmsg" | "sendmmsg")
+        || (call == "bind" && path.starts_with('@'))
+}
+
 /// One access a trace line shows refused.
 struct Seen {
     access: Access,
@@ -176,9 +184,19 @@ pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
     filter.system = false;
     let policy = Policy::new(filter).map_err(|e| e.to_string())?;
     let mut needs: Vec<(Access, String)> = Vec::new();
+    let mut sockets: Vec<String> = Vec::new();
     let mut refused: Vec<Refusal> = Vec::new();
     let mut other_root = 0usize;
     for s in &seen {
+        // A connect or send to an AF_UNIX socket (or a bind of an abstract
+        // one) is allowed by `unix_sockets`, not by a write rule.
+        if is_socket_call(&s.call, &s.path) {
+            let d = policy.decide_socket(s.path.as_bytes());
+            if !d.allowed && !d.rule.authors() && !sockets.contains(&s.path) {
+                sockets.push(s.path.clone());
+            }
+            continue;
+        }
         // No rule names an unresolved path, nor allows a namespace, a
         // mount or another process.
         if s.rule == "unresolved"
@@ -233,6 +251,7 @@ pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
         Some(t) => suggest::merge(t, &suggestions, &refused, &places)?,
         None => suggest::render(&suggestions, &refused, &places, &header),
     };
+    let text = suggest::add_unix_sockets(&text, &sockets)?;
 
     // The output must load, and allow every need.
     let origin = match &a.merge {
@@ -250,15 +269,23 @@ pub(crate) fn cmd_suggest(a: Args) -> Result<ExitCode, String> {
         .iter()
         .filter(|(a, p)| !check.decide(*a, p.as_bytes()).allowed)
         .filter(|(_, p)| !refused.iter().any(|r| r.path == *p))
-        .count();
+        .count()
+        + sockets
+            .iter()
+            .filter(|p| !check.decide_socket(p.as_bytes()).allowed)
+            .count();
 
     crate::say(&text);
-    let rules = suggestions.len();
+    let rules = suggestions.len() + sockets.len();
     eprintln!(
         "fsguard suggest: {rules} allow rule{} for {} refused access{} ({lines} trace lines read)",
         if rules == 1 { "" } else { "s" },
-        needs.len(),
-        if needs.len() == 1 { "" } else { "es" },
+        needs.len() + sockets.len(),
+        if needs.len() + sockets.len() == 1 {
+            ""
+        } else {
+            "es"
+        },
     );
     if !refused.is_empty() {
         eprintln!(

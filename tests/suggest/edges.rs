@@ -60,3 +60,51 @@ fn suggest_warns_when_the_audit_had_another_root() {
         o.describe()
     );
 }
+
+/// A refused connect to an AF_UNIX socket (a socket file outside the
+/// workspace, an abstract name) is learnt as a `unix_sockets` entry (what
+/// `--allow-unix-socket` sets), never as a `[write]` allow; the suggested
+/// policy then lets the same connects through.
+#[test]
+fn suggest_learns_unix_sockets_not_write_rules() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let td = TempDir::new("suggest-sockets");
+    let (home, ws) = (td.join("home"), td.join("ws"));
+    mkdir(&home);
+    mkdir(&ws);
+    let sock = td.path().canonicalize().unwrap().join("agent.sock");
+    let _path_listener = UnixListener::bind(&sock).unwrap();
+    let name = format!("fsguard-suggest-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _abstract_listener = UnixListener::bind_addr(&addr).unwrap();
+    let script = format!(
+        "import socket\n\
+         for a in [{:?}, '\\0{name}']:\n    \
+             c = socket.socket(socket.AF_UNIX)\n    \
+             c.connect(a)\n    \
+             print('connected', a.strip(chr(0)))\n",
+        s(&sock)
+    );
+    let py = python().display().to_string();
+    let cmd = [py.as_str(), "-c", script.as_str()];
+    let log = td.join("audit.jsonl");
+    audit(&home, &ws, &log, &["--no-landlock"], &cmd);
+    let policy = td.join("policy.toml");
+    let text = suggest(&home, &ws, &[&s(&log)], &policy);
+    let at = format!("@{name}");
+    assert!(
+        text.contains(&format!("unix_sockets = [{:?}, {at:?}]", s(&sock))),
+        "{text}"
+    );
+    // No write rule for the socket: the [write] list stays empty.
+    assert!(text.contains("[write]\nallow = []"), "{text}");
+    assert_eq!(text.matches(&s(&sock)).count(), 1, "{text}");
+    let o = enforce(&home, &ws, &policy, &cmd);
+    assert!(
+        o.stdout.contains(&format!("connected {}", s(&sock)))
+            && o.stdout.contains(&format!("connected {name}")),
+        "{}",
+        o.describe()
+    );
+}

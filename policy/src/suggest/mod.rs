@@ -31,7 +31,7 @@ mod tree;
 
 use crate::{is_within, Access};
 
-pub use render::{merge, refusal_comments, render, rule_comment, toml_string};
+pub use render::{add_unix_sockets, merge, refusal_comments, render, rule_comment, toml_string};
 pub use tree::generalise;
 
 /// Where things are on this machine: what the generaliser must not widen

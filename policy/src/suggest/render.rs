@@ -174,3 +174,34 @@ pub fn merge(
     text.push_str(&refusal_comments(refused, home));
     Ok(text)
 }
+
+/// Adds `sockets` (AF_UNIX socket paths and abstract `@names` a run was
+/// refused to connect or send to) to the top-level `unix_sockets` list of
+/// a policy's TOML `text` (made if missing), each once: they are allowed
+/// by `unix_sockets` (`--allow-unix-socket`), never by a `[write]` rule.
+pub fn add_unix_sockets(text: &str, sockets: &[String]) -> Result<String, String> {
+    use toml_edit::{Array, DocumentMut, Item};
+    if sockets.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    if doc.get("unix_sockets").is_none() {
+        doc.insert("unix_sockets", toml_edit::value(Array::new()));
+        if let Some(mut k) = doc.key_mut("unix_sockets") {
+            k.leaf_decor_mut().set_prefix(
+                "\n# AF_UNIX sockets the command connected or sent to \
+                 (--allow-unix-socket):\n",
+            );
+        }
+    }
+    let arr = doc
+        .get_mut("unix_sockets")
+        .and_then(Item::as_array_mut)
+        .ok_or("unix_sockets is not an array")?;
+    for s in sockets {
+        if !arr.iter().any(|v| v.as_str() == Some(s.as_str())) {
+            arr.push(s.as_str());
+        }
+    }
+    Ok(doc.to_string())
+}
