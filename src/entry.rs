@@ -239,7 +239,7 @@ macro_rules! hooks {
     (@call $symbol:literal, $fail:expr, ($($arg:ident: $argty:ty),*) -> $ret:ty) => {
         hooks!(@real $symbol, unsafe extern "C" fn($($argty),*) -> $ret, $fail, ($($arg),*))
     };
-    (@act $vias:ident, $call:expr, $t:ident, $act:expr) => {
+    (@act $vias:ident, $targets:ident, $call:expr, $fail:expr, $t:ident, $act:expr) => {
         if $vias.resolved() {
             let r = {
                 // Mutable for an act that makes a descriptor, which first
@@ -247,7 +247,8 @@ macro_rules! hooks {
                 let $t = &mut $vias;
                 $act
             };
-            return crate::guard::release(r, $vias);
+            let failed = r == $fail;
+            return crate::guard::release_call($call, &$targets, r, failed, $vias);
         }
     };
     // Darwin: a `via path` row, once resolved, acts through its Via in
@@ -368,7 +369,7 @@ macro_rules! hooks {
             }
             // Act on the object checked: through the fds the check
             // holds, never the caller's string again.
-            $(hooks!(@act vias, $call, $t, $act);)?
+            $(hooks!(@act vias, targets, $call, $fail, $t, $act);)?
             hooks!(@viaact vias, $export, [$($vpath)?], ($($arg),*));
             hooks!(@unheld vias, [$($t)?], [$($vpath)?]);
             $(#[cfg(target_os = "linux")]
@@ -377,16 +378,15 @@ macro_rules! hooks {
             let via_path = $vpath.as_ptr();)?
             // `vias` moves into `release` only after the call: `via_path`
             // may point into it.
-            crate::guard::release(
-                {
-                    // The real call gets the caller's own arguments.
-                    #[allow(unused_variables)] // a `real` list may leave some out
-                    let ($($arg,)*) = raw_args;
-                    $(let $vpath = via_path;)?
-                    hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
-                },
-                vias,
-            )
+            let r = {
+                // The real call gets the caller's own arguments.
+                #[allow(unused_variables)] // a `real` list may leave some out
+                let ($($arg,)*) = raw_args;
+                $(let $vpath = via_path;)?
+                hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
+            };
+            let failed = r == $fail;
+            crate::guard::release_call($call, &targets, r, failed, vias)
         });
     };
     // A row with a `pre` and/or a `post`: pre, check (inline, or left to a

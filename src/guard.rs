@@ -25,6 +25,9 @@ pub struct Guard {
     /// when the next `open` is libc's own, so another interposer loaded
     /// after this library is never bypassed.
     pub fast_open: bool,
+    /// `fsguard run` applied a Landlock ruleset: a call allowed here that
+    /// the kernel refuses gets a trace line ([`release_call`]).
+    pub landlock: bool,
 }
 
 const UNINIT: u8 = 0;
@@ -426,6 +429,143 @@ pub fn release<R>(r: R, state: impl Sized) -> R {
     r
 }
 
+/// [`release`] for a call the library allowed, `failed` when `r` is its
+/// failure value: under a Landlock ruleset, a refusal by the kernel gets a
+/// trace line and is counted ([`kernel_refused`]). Costs a comparison when
+/// the call succeeded.
+#[inline(always)]
+pub fn release_call<R, H: Held>(
+    call: &'static str,
+    targets: &[Target],
+    r: R,
+    failed: bool,
+    held: H,
+) -> R {
+    if failed {
+        if let Some(vias) = held.vias() {
+            kernel_refused(call, targets, vias);
+        }
+    }
+    release(r, held)
+}
+
+/// What a call holds from its check: its [`Vias`], or nothing (`()`) for a
+/// call that went ahead with the caller's own arguments.
+pub trait Held {
+    /// The checked objects, if any are held.
+    fn vias(&self) -> Option<&Vias>;
+}
+
+impl Held for Vias {
+    fn vias(&self) -> Option<&Vias> {
+        Some(self)
+    }
+}
+
+impl Held for () {
+    fn vias(&self) -> Option<&Vias> {
+        None
+    }
+}
+
+/// Calls whose refusal Landlock can cause: opens, creating, removing,
+/// renaming and linking names, truncating. (It never refuses a change of
+/// mode, owner or times: a failure of those is the file permissions'.)
+const LANDLOCK_CALLS: &[&str] = &[
+    "open", "creat", "fopen", "freopen", "mkdir", "mknod", "mkfifo", "unlink", "remove", "rmdir",
+    "rename", "link", "symlink", "truncate",
+];
+
+/// Calls on a directory entry: the file permissions that matter are the
+/// directory's.
+const ENTRY_CALLS: &[&str] = &[
+    "mkdir", "mknod", "mkfifo", "unlink", "remove", "rmdir", "rename", "link", "symlink",
+];
+
+/// After an allowed call failed: with `EACCES` or `EPERM`, under a Landlock
+/// ruleset, on a call Landlock restricts, where the file permissions
+/// allow it (so the kernel's ruleset refused it), one trace line
+/// `rule=landlock` with the errno, counted by `fsguard run` like any
+/// refusal (in audit mode too: the call failed). Only on this failure
+/// path; no allocation; errno kept.
+#[cold]
+#[inline(never)]
+fn kernel_refused(call: &'static str, targets: &[Target], vias: &Vias) {
+    let e = errno();
+    if e != libc::EACCES && e != libc::EPERM {
+        return;
+    }
+    let Some(g) = get() else {
+        return;
+    };
+    if !g.landlock || !LANDLOCK_CALLS.iter().any(|c| call.starts_with(c)) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let entry = ENTRY_CALLS.iter().any(|c| call.starts_with(c));
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            kernel_refused_line(g, call, targets, vias, entry, e)
+        }));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (targets, vias);
+    set_errno(e);
+}
+
+/// The trace line of [`kernel_refused`], when the file permissions allow
+/// what failed: the first target (and a second as `dest=`).
+#[cfg(target_os = "linux")]
+fn kernel_refused_line(
+    g: &Guard,
+    call: &'static str,
+    targets: &[Target],
+    vias: &Vias,
+    entry: bool,
+    e: c_int,
+) {
+    use std::mem::MaybeUninit;
+    let Some(access) = targets.first().and_then(|t| t.access) else {
+        return;
+    };
+    let mode = match access {
+        Access::Read => rustix::fs::Access::READ_OK,
+        Access::Write => rustix::fs::Access::WRITE_OK,
+        Access::Exec => rustix::fs::Access::EXEC_OK,
+    };
+    // Any target the file permissions allow: the refusal was not theirs.
+    let allowed_by_mode = (0..targets.len().min(2))
+        .filter(|&i| targets[i].access.is_some())
+        .all(|i| vias[i].permits(mode, entry).unwrap_or(false));
+    if !allowed_by_mode {
+        return;
+    }
+    let mut first = [MaybeUninit::<u8>::uninit(); 512];
+    let mut second = [MaybeUninit::<u8>::uninit(); 512];
+    let name = |v: &Via, buf: &mut [MaybeUninit<u8>]| -> Option<usize> { v.name_into(buf) };
+    let Some(n) = name(&vias[0], &mut first) else {
+        return;
+    };
+    let dest_n = (targets.len() > 1)
+        .then(|| name(&vias[1], &mut second))
+        .flatten();
+    // SAFETY: `name_into` wrote the first n bytes of each buffer.
+    let path = unsafe { std::slice::from_raw_parts(first.as_ptr().cast::<u8>(), n) };
+    // SAFETY: as above.
+    let dest =
+        dest_n.map(|m| unsafe { std::slice::from_raw_parts(second.as_ptr().cast::<u8>(), m) });
+    g.sink.emit(&Event {
+        event: "blocked",
+        call,
+        access,
+        path,
+        dest,
+        rule: Rule::Landlock,
+        errno: e,
+        hint: None,
+    });
+}
+
 /// Internal "denied but audited" result: the call goes ahead (unless
 /// another of its paths is denied for good, [`strongest`]).
 const AUDITED: c_int = 0;
@@ -815,6 +955,14 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
         Some(Ok(fd)) => {
             set_errno(saved);
             Some(std::os::fd::IntoRawFd::into_raw_fd(fd))
+        }
+        // A refusal the kernel's ruleset may have made: the general path
+        // opens again, and traces it (`release_call`).
+        Some(Err(e))
+            if g.landlock && matches!(e, rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) =>
+        {
+            set_errno(saved);
+            None
         }
         Some(Err(e)) => {
             set_errno(e.raw_os_error());

@@ -97,6 +97,7 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
     // this process's cwd, not theirs) through the exec hooks, in a memfd
     // (crate::handoff), never through this process's own environment.
     let implicit = settings.implicit && frozen.is_none();
+    let landlock = settings.landlock;
     let policy = Policy::new(settings).map_err(|e| e.to_string())?;
     crate::reserve::take();
     if implicit {
@@ -106,6 +107,7 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         policy,
         sink,
         fast_open: next_open_is_libc(),
+        landlock,
     })
 }
 

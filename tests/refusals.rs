@@ -107,3 +107,148 @@ fn the_program_sees_no_fsguard_variable() {
         o.describe()
     );
 }
+
+/// `--audit` lets every call through the library, and `fsguard run`'s
+/// Landlock ruleset still keeps writes inside the root: the write the
+/// library let through fails, and gets a trace line `rule=landlock`, is
+/// counted as blocked (`--fail-on-block` exits 3) and named apart in the
+/// summary. Without Landlock the same write goes ahead, and nothing says
+/// the kernel refused it.
+#[test]
+fn a_refusal_by_landlock_is_traced_and_counted() {
+    let td = TempDir::new("refusals-landlock");
+    let ws = td.join("ws");
+    let out = td.join("out");
+    mkdir(&ws);
+    mkdir(&out);
+    let out = out.canonicalize().unwrap();
+    let f = out.join("f");
+    let d = out.join("d");
+    let cmd = format!(
+        "echo x > {f} || echo write-failed; mkdir {d} || echo mkdir-failed; true",
+        f = f.display(),
+        d = d.display()
+    );
+    let o = fsguard(
+        &ws,
+        &["--audit", "--root", ".", "--no-landlock"],
+        &["sh", "-c", &cmd],
+    );
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert!(f.exists() && d.exists(), "{}", o.describe());
+    assert!(!o.stderr.contains("rule=landlock"), "{}", o.describe());
+    assert!(!o.stderr.contains("accesses blocked"), "{}", o.describe());
+    std::fs::remove_file(&f).unwrap();
+    std::fs::remove_dir(&d).unwrap();
+    if landlock_abi() == 0 {
+        eprintln!("no Landlock on this kernel: the rest is skipped");
+        return;
+    }
+    let o = fsguard(
+        &ws,
+        &["--audit", "--root", ".", "--fail-on-block"],
+        &["sh", "-c", &cmd],
+    );
+    assert_eq!(o.code(), Some(3), "{}", o.describe());
+    assert!(
+        o.stdout.contains("write-failed") && o.stdout.contains("mkdir-failed"),
+        "{}",
+        o.describe()
+    );
+    assert!(!f.exists() && !d.exists());
+    let landlock: Vec<Trace> = o
+        .blocked()
+        .into_iter()
+        .filter(|t| t.field("rule") == Some("landlock"))
+        .collect();
+    let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = landlock
+        .iter()
+        .map(|t| {
+            (
+                t.call.as_str(),
+                t.access.as_str(),
+                t.field("path"),
+                t.field("errno"),
+            )
+        })
+        .collect();
+    let (fs, ds) = (f.display().to_string(), d.display().to_string());
+    assert_eq!(
+        got,
+        [
+            ("open", "write", Some(fs.as_str()), None),
+            ("mkdir", "write", Some(ds.as_str()), None)
+        ],
+        "{}",
+        o.describe()
+    );
+    // Audited by the library, refused by the kernel: the summary says both.
+    for want in [
+        format!("fsguard: 2 accesses blocked; first: open write {fs}\n"),
+        "fsguard: 2 of them refused by the kernel's Landlock ruleset after the library let \
+         them through (rule=landlock): blocked, not only would have been (audit)\n"
+            .to_string(),
+        format!("fsguard: 2 accesses would have been blocked (audit); first: open write {fs}\n"),
+    ] {
+        assert!(o.stderr.contains(&want), "{want}\n{}", o.describe());
+    }
+    // JSON lines carry the errno the call failed with.
+    let o = fsguard(
+        &ws,
+        &["--audit", "--root", ".", "--log-format", "json"],
+        &["sh", "-c", &cmd],
+    );
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.contains("\"rule\":\"landlock\""))
+        .unwrap_or_else(|| panic!("{}", o.describe()));
+    assert!(
+        line.starts_with("{\"event\":\"blocked\",\"call\":\"open\",\"access\":\"write\"")
+            && line.contains("\"errno\":13"),
+        "{line}"
+    );
+}
+
+/// A static program a guarded shell starts: the library sees none of its
+/// calls, and what the kernel refuses it is not counted; the summary says
+/// so, by name, whatever the log's format or target.
+#[test]
+fn a_static_child_is_named_in_the_summary() {
+    let td = TempDir::new("refusals-static");
+    let ws = td.join("ws");
+    mkdir(&ws);
+    let w = c_program("static_writer", &["-static"]);
+    let prog = ws.join("writer");
+    std::fs::copy(&w, &prog).unwrap();
+    let prog = prog.canonicalize().unwrap();
+    let out = td.join("out");
+    let cmd = format!("{} {}; true", prog.display(), out.display());
+    let note = format!(
+        "fsguard: a static program ran ({}): the library sees none of its calls; ",
+        prog.display()
+    );
+    for extra in [&[][..], &["--log-format", "json"], &["--log", "off"]] {
+        let mut opts = vec!["--root", ".", "--fail-on-block"];
+        opts.extend(extra);
+        let o = fsguard(&ws, &opts, &["sh", "-c", &cmd]);
+        assert_eq!(
+            o.stderr.matches(&note).count(),
+            1,
+            "{extra:?}: {}",
+            o.describe()
+        );
+        if landlock_abi() > 0 {
+            assert!(!out.exists(), "{}", o.describe());
+            assert!(
+                o.stderr
+                    .contains("what the kernel's ruleset refused it is neither traced nor counted"),
+                "{}",
+                o.describe()
+            );
+            // Not counted: the command's own status.
+            assert_eq!(o.code(), Some(0), "{}", o.describe());
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+}

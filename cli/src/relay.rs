@@ -24,6 +24,9 @@ const SUMMARY_MAX: usize = 20;
 pub(crate) struct Report {
     blocked: u64,
     audited: u64,
+    /// Of `blocked`: calls the library allowed and the kernel's Landlock
+    /// ruleset refused (`rule=landlock`).
+    kernel: u64,
     first_blocked: Option<String>,
     first_audited: Option<String>,
     /// Trace lines fsguard could not write (its own stderr or the log).
@@ -40,6 +43,9 @@ pub(crate) struct Report {
     index: std::collections::HashMap<String, usize>,
     /// Events past [`EVENTS_MAX`] distinct ones.
     other_events: u64,
+    /// Programs the library could not follow that a guarded process
+    /// started (`unguarded exec` notes): their kind and path, each once.
+    unguarded: Vec<(String, String)>,
     /// Print relayed trace lines (the log is on stderr).
     echo: bool,
     format: LogFormat,
@@ -125,6 +131,22 @@ impl Report {
                         self.first_blocked.get_or_insert_with(|| ev.clone());
                         self.note(format!("(internal) {ev}"));
                     }
+                    // A program the library cannot follow, its line
+                    // written by the process: `call` is its kind.
+                    Kind::Unguarded => {
+                        let u = (call.to_string(), printable(path));
+                        if !self.unguarded.contains(&u) && self.unguarded.len() < SUMMARY_MAX {
+                            self.unguarded.push(u);
+                        }
+                    }
+                    // Allowed by the library, refused by the kernel's
+                    // ruleset: blocked, in audit mode too.
+                    Kind::Landlock => {
+                        self.blocked += 1;
+                        self.kernel += 1;
+                        self.first_blocked.get_or_insert_with(|| ev.clone());
+                        self.note(format!("(landlock) {ev}"));
+                    }
                     Kind::Audit => {
                         self.audited += 1;
                         self.first_audited.get_or_insert_with(|| ev.clone());
@@ -141,10 +163,48 @@ impl Report {
                     self.lost_pids.insert(pid);
                 }
             }
-            Message::Note(l) => self.line(&m, l, pid),
+            Message::Note(l) => {
+                self.unguarded_note(l);
+                self.line(&m, l, pid)
+            }
         }
         if self.out.len() > OUT_MAX {
             self.flush();
+        }
+    }
+
+    /// Programs the library could not follow that ran (kind, path): what
+    /// the kernel refused them is neither traced nor counted.
+    pub(crate) fn unguarded(&self) -> &[(String, String)] {
+        &self.unguarded
+    }
+
+    /// Notes an `unguarded exec` line (text or JSON): the program's kind
+    /// (`static`, `go`, `setid`) and path.
+    fn unguarded_note(&mut self, line: &[u8]) {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end();
+        let found = if let Some(rest) = line.strip_prefix("[fsguard] unguarded exec ") {
+            rest.split_once(" path=").map(|(kind, p)| {
+                let path = p.rsplit_once(" call=").map_or(p, |(p, _)| p);
+                (kind.to_string(), path.trim_matches('"').to_string())
+            })
+        } else if line.starts_with("{\"event\":\"unguarded\"") {
+            serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| {
+                    let path = v.get("path")?.as_str()?.to_string();
+                    let rule = v.get("rule")?.as_str()?;
+                    let kind = rule.strip_prefix("unguarded_exec:").unwrap_or(rule);
+                    Some((kind.to_string(), path))
+                })
+        } else {
+            None
+        };
+        if let Some(u) = found {
+            if !self.unguarded.contains(&u) && self.unguarded.len() < SUMMARY_MAX {
+                self.unguarded.push(u);
+            }
         }
     }
 
@@ -220,6 +280,20 @@ impl Report {
                 self.times(first)
             );
         }
+        if self.kernel > 0 {
+            eprintln!(
+                "fsguard: {} of {} refused by the kernel's Landlock ruleset after the library \
+                 let {} through (rule=landlock){}",
+                self.kernel,
+                if self.blocked == 1 { "it" } else { "them" },
+                if self.kernel == 1 { "it" } else { "them" },
+                if self.audited > 0 {
+                    ": blocked, not only would have been (audit)"
+                } else {
+                    ""
+                }
+            );
+        }
         if let Some(first) = &self.first_audited {
             eprintln!(
                 "fsguard: {} {} would have been blocked (audit); first: {first}{}",
@@ -283,8 +357,9 @@ impl Report {
             let named = |ev: &str| match ev.strip_prefix("(audit) ") {
                 Some(e) => self.first_audited.as_deref() == Some(e),
                 None => {
+                    let ev = ev.strip_prefix("(internal) ").unwrap_or(ev);
                     self.first_blocked.as_deref()
-                        == Some(ev.strip_prefix("(internal) ").unwrap_or(ev))
+                        == Some(ev.strip_prefix("(landlock) ").unwrap_or(ev))
                 }
             };
             for (ev, n) in self

@@ -37,7 +37,10 @@ pub fn rows(events: &[(String, u64)], settings: &Settings, places: &Places) -> V
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
     for (ev, n) in events {
         let internal = ev.strip_prefix("(internal) ");
-        let ev = internal.unwrap_or_else(|| ev.strip_prefix("(audit) ").unwrap_or(ev));
+        let kernel = ev.strip_prefix("(landlock) ");
+        let ev = internal
+            .or(kernel)
+            .unwrap_or_else(|| ev.strip_prefix("(audit) ").unwrap_or(ev));
         let mut parts = ev.splitn(3, ' ');
         let (Some(call), Some(access), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
@@ -45,9 +48,10 @@ pub fn rows(events: &[(String, u64)], settings: &Settings, places: &Places) -> V
         };
         // Decided again, except a check that failed inside the library,
         // which no policy decides.
-        let rule = match internal {
-            Some(_) => Rule::InternalError.to_string(),
-            None => rule_of(policy.as_ref(), call, access, path),
+        let rule = match (internal, kernel) {
+            (Some(_), _) => Rule::InternalError.to_string(),
+            (_, Some(_)) => Rule::Landlock.to_string(),
+            _ => rule_of(policy.as_ref(), call, access, path),
         };
         let dir = group(path, places);
         let key = (rule.clone(), access.to_string(), dir.clone());
@@ -106,7 +110,8 @@ pub fn advice(policy: &Policy, events: &[(String, u64)], max: usize) -> Vec<Stri
     let mut allow: Vec<String> = Vec::new();
     let mut fixed: Vec<(String, String)> = Vec::new();
     for (ev, _) in events {
-        if ev.starts_with("(internal) ") {
+        // No rule of the policy refused these: none lifts them.
+        if ev.starts_with("(internal) ") || ev.starts_with("(landlock) ") {
             continue;
         }
         let ev = ev.strip_prefix("(audit) ").unwrap_or(ev);

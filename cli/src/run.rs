@@ -325,6 +325,8 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     // The policy goes in a file no one can change (a sealed memfd on Linux,
     // a read-only shared memory object on macOS), not the environment: a
     // large one would make every exec fail with E2BIG.
+    // The library traces what the ruleset refuses of the calls it allowed.
+    settings.landlock = ruleset.is_some();
     let policy_fd = sealed_policy(&settings.to_frozen())?;
     env.push((
         "FSGUARD_POLICY_FD".into(),
@@ -526,18 +528,33 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
             }
         }
     }
-    if let (Some(u), false) = (&unguarded, opts.quiet) {
-        // No one saw its calls: the counts above are not about it.
-        eprintln!(
-            "fsguard: a {} program ran ({}): the library sees none of its calls; {}",
-            if u.kind == "go" { "Go" } else { "static" },
-            u.path.display(),
-            if kernel_layer {
-                "what the kernel's ruleset refused it is neither traced nor counted"
-            } else {
-                "nothing confined it (no Landlock)"
+    if !opts.quiet {
+        // No one saw their calls: the counts above are not about them. The
+        // command itself, and what its processes started.
+        let top = unguarded
+            .iter()
+            .map(|u| (u.kind.to_string(), u.path.display().to_string()));
+        let started = report.unguarded().iter().cloned();
+        let mut named: Vec<(String, String)> = Vec::new();
+        for (kind, path) in top.chain(started) {
+            if named.iter().any(|(_, p)| *p == path) {
+                continue;
             }
-        );
+            eprintln!(
+                "fsguard: a {} program ran ({path}): the library sees none of its calls; {}",
+                match kind.as_str() {
+                    "go" => "Go",
+                    "setid" => "set-id",
+                    _ => "static",
+                },
+                if kernel_layer {
+                    "what the kernel's ruleset refused it is neither traced nor counted"
+                } else {
+                    "nothing confined it (no Landlock)"
+                }
+            );
+            named.push((kind, path));
+        }
     }
     if let Some(t) = &opts.report {
         crate::report::write(t, report.events(), &settings, cli);

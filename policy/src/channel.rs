@@ -34,6 +34,14 @@ pub enum Kind {
     Audit,
     /// A call refused because a check failed inside the library.
     Internal,
+    /// A call the library allowed that the kernel's Landlock ruleset
+    /// refused (`rule=landlock`), in audit mode too.
+    Landlock,
+    /// A program the library cannot follow was started (its trace line,
+    /// `unguarded exec`, written by the process itself): the record's
+    /// `call` is the program's kind (`static`, `go`, `setid`). Counts as
+    /// no refusal.
+    Unguarded,
 }
 
 impl Kind {
@@ -43,6 +51,8 @@ impl Kind {
             Kind::Blocked => "blocked",
             Kind::Audit => "audit",
             Kind::Internal => "internal",
+            Kind::Landlock => "landlock",
+            Kind::Unguarded => "unguarded",
         }
     }
 
@@ -50,7 +60,8 @@ impl Kind {
     pub fn event(self) -> &'static str {
         match self {
             Kind::Audit => "audit",
-            Kind::Blocked | Kind::Internal => "blocked",
+            Kind::Blocked | Kind::Internal | Kind::Landlock => "blocked",
+            Kind::Unguarded => "unguarded",
         }
     }
 }
@@ -95,6 +106,8 @@ pub fn parse(msg: &[u8]) -> Option<Message<'_>> {
         b"blocked" => Kind::Blocked,
         b"audit" => Kind::Audit,
         b"internal" => Kind::Internal,
+        b"landlock" => Kind::Landlock,
+        b"unguarded" => Kind::Unguarded,
         b"lost" => {
             let n = core::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
             return (parts.next().is_none() && line.is_none()).then_some(Message::Lost(n));

@@ -303,3 +303,29 @@ def test_profile_is_the_first_layer(tmp_path: Path, ws: Path, outside: Path) -> 
         fsguard.run(["true"], profile="agnet")
     assert ei.value.key == "profile"
     assert "agent, agent-dev, analysis, build" in str(ei.value)
+
+
+def test_audit_says_what_the_kernel_refused(ws: Path, outside: Path) -> None:
+    target = outside / "audited"
+    # Without Landlock the audited write happens: nothing refused it.
+    r = fsguard.run(["sh", "-c", f"echo x > {target}"], root=ws, audit=True, landlock=False)
+    assert target.exists() and r.refused_by_kernel == []
+    assert [e.refused for e in r.audited] == [False]
+    target.unlink()
+    if not os.path.exists("/sys/kernel/security/landlock") and not _landlock_abi():
+        pytest.skip("no Landlock")
+    # Under the ruleset the kernel refuses it: the audited call failed.
+    r = fsguard.run(["sh", "-c", f"echo x > {target}"], root=ws, audit=True)
+    assert not target.exists()
+    [k] = r.refused_by_kernel
+    assert (k.event, k.call, k.path, k.rule, k.errno) == ("blocked", "open", real(target), "landlock", 13)
+    assert k in r.blocked
+    assert [(e.path, e.refused) for e in r.audited] == [(real(target), True)]
+
+
+def _landlock_abi() -> int:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    return max(0, libc.syscall(444, None, 0, 1))

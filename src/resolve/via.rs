@@ -308,6 +308,68 @@ impl Via {
         }
     }
 
+    /// After a failed call: the object's name as the kernel knows it (the
+    /// held fd's, and the entry's name), into `out`, for a trace line.
+    /// `None`: not resolved, or longer than `out`.
+    #[cfg(target_os = "linux")]
+    pub fn name_into(&self, out: &mut [std::mem::MaybeUninit<u8>]) -> Option<usize> {
+        if self.reach == Reach::Caller || self.fd < 0 {
+            return None;
+        }
+        // SAFETY: an fd this Via holds open until it is dropped.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) };
+        let n = crate::sys::fd_name(fd, out).ok()?;
+        if n >= out.len() {
+            return None;
+        }
+        if self.reach == Reach::Object {
+            return Some(n);
+        }
+        // An entry: its parent's name, a slash and the name (the NUL left out).
+        let len = self.end.saturating_sub(1).saturating_sub(self.name_at);
+        // SAFETY: the name lies within the written bytes of `buf`.
+        let name = unsafe { std::slice::from_raw_parts(self.buf.as_ptr().add(self.name_at), len) };
+        let slash = usize::from(n > 1);
+        if n + slash + name.len() > out.len() {
+            return None;
+        }
+        if slash == 1 {
+            out[n].write(b'/');
+        }
+        for (d, &b) in out[n + slash..].iter_mut().zip(name) {
+            d.write(b);
+        }
+        Some(n + slash + name.len())
+    }
+
+    /// After a call refused with `EACCES` or `EPERM`: whether the file
+    /// permissions would let this process do it (`access(2)`, which
+    /// Landlock does not restrict): the object's own for `mode`, or, for a
+    /// call on a directory entry (`entry`: unlink, rename, mkdir, …) or a
+    /// name that does not exist, its directory's write and search bits.
+    /// `None`: not resolved.
+    #[cfg(target_os = "linux")]
+    pub fn permits(&self, mode: rustix::fs::Access, entry: bool) -> Option<bool> {
+        use rustix::fs::{accessat, Access as A};
+        if self.reach == Reach::Caller || self.fd < 0 {
+            return None;
+        }
+        // SAFETY: an fd this Via holds open until it is dropped.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) };
+        let parent = || accessat(fd, c".", A::WRITE_OK | A::EXEC_OK, AtFlags::empty()).is_ok();
+        // SAFETY: `abs` is NUL-terminated in this Via's buffer.
+        let abs = unsafe { std::ffi::CStr::from_ptr(self.abs()) };
+        match (self.reach, entry) {
+            (Reach::Entry, true) => Some(parent()),
+            (Reach::Entry, false) => match accessat(CWD, abs, mode, AtFlags::empty()) {
+                Ok(()) => Some(true),
+                Err(rustix::io::Errno::NOENT) => Some(parent()),
+                Err(_) => Some(false),
+            },
+            _ => Some(accessat(CWD, abs, mode, AtFlags::empty()).is_ok()),
+        }
+    }
+
     /// Open flags for the call: an object is reopened through its
     /// `/proc/self/fd` link (a magic link `O_NOFOLLOW` would refuse), on
     /// Darwin through its entry, never followed (it was the object, not a

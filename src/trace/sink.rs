@@ -213,6 +213,8 @@ impl Sink {
     pub fn emit(&self, ev: &Event<'_>) {
         let kind = if ev.rule == Rule::InternalError {
             Kind::Internal
+        } else if ev.rule == Rule::Landlock {
+            Kind::Landlock
         } else if ev.event == "audit" {
             Kind::Audit
         } else {
@@ -315,6 +317,10 @@ impl Sink {
     /// `setid`) that goes ahead: `[fsguard] unguarded exec static path=…`.
     pub fn unguarded(&self, call: &str, kind: &str, path: &[u8]) {
         if self.target == LogTarget::Off {
+            // The supervisor still names the program in its summary.
+            if self.supervised {
+                report::record(Kind::Unguarded, kind, Access::Exec, path, None);
+            }
             return;
         }
         let mut line = Line::new();
@@ -337,7 +343,14 @@ impl Sink {
             }
         }
         line.finish();
-        self.write_note(line.as_bytes());
+        let bytes = line.as_bytes();
+        if self.supervised && self.target == LogTarget::Stderr && self.write_direct(bytes) {
+            // Written here: the supervisor gets the record alone, to name
+            // the program in its summary.
+            report::record(Kind::Unguarded, kind, Access::Exec, path, None);
+            return;
+        }
+        self.write_note(bytes);
     }
 
     /// Writes a free-form notice (`[fsguard] …`) to the log.

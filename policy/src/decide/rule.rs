@@ -80,6 +80,11 @@ pub enum Rule<'a> {
     /// `process_vm_writev`, `pidfd_getfd`, `kcmp`) whose target is outside
     /// the guarded tree. No policy allows it.
     Process,
+    /// Not the policy's: a call the library allowed that the kernel's
+    /// Landlock ruleset (`fsguard run`'s, coarser than the policy)
+    /// refused, seen after the call failed. Traced and counted, in audit
+    /// mode too: the call really failed.
+    Landlock,
 }
 
 impl Rule<'_> {
@@ -133,6 +138,7 @@ impl fmt::Display for Rule<'_> {
             Rule::Mount => f.write_str("mount"),
             Rule::Sysadmin => f.write_str("sysadmin"),
             Rule::Process => f.write_str("process"),
+            Rule::Landlock => f.write_str("landlock"),
         }
     }
 }

@@ -227,6 +227,12 @@ pub struct Settings {
     /// `profile = …`): named by `check`, `explain` and `run`'s summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<String>,
+    /// Set by `fsguard run` when it applies a Landlock ruleset: a call the
+    /// library allowed that fails with `EACCES` or `EPERM` where the file
+    /// permissions allow it was refused by the kernel, and gets a trace
+    /// line (`rule=landlock`). It adds lines; it allows nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub landlock: bool,
 }
 
 /// `fail_on_block = true`'s status, as `--fail-on-block` alone.
@@ -275,6 +281,7 @@ impl Default for Settings {
             fail_on_block: None,
             supervisor: None,
             profiles: Vec::new(),
+            landlock: false,
         }
     }
 }

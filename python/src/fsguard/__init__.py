@@ -19,6 +19,7 @@ itself. A bad policy raises :class:`PolicyError` with the key, file and line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -94,6 +95,9 @@ class Event:
     ``not_allowed``, ``readonly``): ``None`` for a refusal by a rule the
     policy's author wrote on purpose (``deny``, ``deny_always``,
     ``secrets``, the trace log), which no option should be offered to lift.
+    ``refused``, on an ``audit`` event: the kernel's Landlock ruleset
+    refused the call all the same (it failed: it was blocked, not only
+    would have been); its ``blocked`` event has rule ``landlock``.
     """
 
     event: str
@@ -106,6 +110,7 @@ class Event:
     errno: int = 0
     dest: Optional[str] = None
     hint: Optional[str] = None
+    refused: bool = False
     raw: Mapping[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def __str__(self) -> str:
@@ -192,8 +197,23 @@ class Result:
 
     @property
     def audited(self) -> List[Event]:
-        """The accesses audit mode let through but would have refused."""
-        return [e for e in self.events if e.event == "audit"]
+        """The accesses audit mode let through but would have refused.
+        Those the kernel's Landlock ruleset refused all the same (under
+        ``fsguard run`` it keeps writes inside the root) have ``refused``
+        set: they failed."""
+        kernel = {(e.pid, e.call, e.path) for e in self.refused_by_kernel}
+        return [
+            dataclasses.replace(e, refused=(e.pid, e.call, e.path) in kernel)
+            for e in self.events
+            if e.event == "audit"
+        ]
+
+    @property
+    def refused_by_kernel(self) -> List[Event]:
+        """The calls fsguard's library let through (allowed, or audited)
+        that the kernel's Landlock ruleset refused: ``blocked`` events with
+        rule ``landlock``, in :attr:`blocked` too."""
+        return [e for e in self.events if e.event == "blocked" and e.rule == "landlock"]
 
     @property
     def ok(self) -> bool:
