@@ -247,6 +247,7 @@ macro_rules! hooks {
                 let $t = &mut $vias;
                 $act
             };
+            #[allow(clippy::cmp_null)] // a hook that returns a pointer fails with NULL
             let failed = r == $fail;
             return crate::guard::release_call($call, &$targets, r, failed, $vias);
         }
@@ -385,6 +386,7 @@ macro_rules! hooks {
                 $(let $vpath = via_path;)?
                 hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
             };
+            #[allow(clippy::cmp_null)] // a hook that returns a pointer fails with NULL
             let failed = r == $fail;
             crate::guard::release_call($call, &targets, r, failed, vias)
         });
