@@ -384,3 +384,31 @@ fn agent_dev_runs_git_and_a_venv_with_no_flag() {
     assert!(o.blocked().is_empty(), "{}", o.describe());
     assert!(ws.join(".venv/bin/python").exists());
 }
+
+/// `wrap --profile NAME` writes the profile into the script, and the
+/// wrapper confines to the directory it runs in.
+#[test]
+fn wrap_carries_the_profile() {
+    let w = ws("profiles-wrap");
+    let bin = w.ws.parent().unwrap().join("bin");
+    let o = fsguard(
+        &w.ws,
+        &[
+            "wrap",
+            "reader",
+            "--dir",
+            bin.to_str().unwrap(),
+            "--profile",
+            "agent",
+            "--",
+            "cat",
+        ],
+    );
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    let script = std::fs::read_to_string(bin.join("reader")).unwrap();
+    assert!(script.contains(" run --profile agent -- cat "), "{script}");
+    let o = run(bare_cmd(bin.join("reader")).arg(".env").current_dir(&w.ws));
+    assert_ne!(o.code(), Some(0), "{}", o.describe());
+    assert!(!o.stdout.contains("hunter2"), "{}", o.describe());
+    assert!(o.stderr.contains("rule=read.deny:"), "{}", o.describe());
+}
