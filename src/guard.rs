@@ -478,6 +478,7 @@ const LANDLOCK_CALLS: &[&str] = &[
 
 /// Calls on a directory entry: the file permissions that matter are the
 /// directory's.
+#[cfg(target_os = "linux")]
 const ENTRY_CALLS: &[&str] = &[
     "mkdir", "mknod", "mkfifo", "unlink", "remove", "rmdir", "rename", "link", "symlink",
 ];
