@@ -64,10 +64,12 @@ fn item6_denials_reach_the_user_whatever_the_command_does_with_stderr() {
             Expect::new("open", "read", td.join("outside"), "root"),
         ],
     );
-    // The summary names every distinct event, not only the first.
+    // The summary names every distinct event, not only the first, and each
+    // once (issue 29 item 9: the first used to be named twice, on the count
+    // line and again in the list).
     assert!(
-        o.stderr.contains("fsguard: 3 accesses blocked")
-            && o.stderr.contains("fsguard:   open read /etc/shadow")
+        o.stderr.contains("fsguard: 3 accesses blocked; first: open read /etc/shadow")
+            && !o.stderr.contains("fsguard:   open read /etc/shadow")
             && o.stderr.contains(&format!(
                 "fsguard:   open read {} (x2)",
                 td.join("outside").display()
