@@ -86,7 +86,12 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         .find(|(k, _)| k == "FSGUARD_REPORT_FD")
         .map(|(_, v)| v.parse::<i32>().unwrap_or(-1));
     let report_fd = crate::trace::report_init(report_var, settings.log.supervisor.as_ref());
-    crate::exec::init(&settings.to_frozen(), report_fd)?;
+    // A handed policy goes on to children as it came (the same bytes the
+    // settings were read from): not serialized again at every start.
+    match &frozen {
+        Some(frozen) => crate::exec::init(frozen, report_fd)?,
+        None => crate::exec::init(&settings.to_frozen(), report_fd)?,
+    }
     // Children get the policy as frozen here (a relative FSGUARD_ROOT means
     // this process's cwd, not theirs) through the exec hooks, in a memfd
     // (crate::handoff), never through this process's own environment.

@@ -61,8 +61,7 @@ impl PatternSet {
             let idx = set.sources.len();
             set.sources.push(p.to_string());
             if !has_glob_meta(p) {
-                let plain = normalize_plain(p);
-                set.plain.entry(&plain, || idx);
+                set.plain.push(normalize_plain(p), idx);
                 continue;
             }
             let mut expanded = Vec::new();
@@ -88,14 +87,16 @@ impl PatternSet {
                     rest: comps[lit..].into(),
                     source: idx,
                 };
-                set.globs.entry(&prefix, Bucket::default).globs.push(glob);
+                set.globs.push(&prefix, Bucket::new(glob));
             }
         }
+        // A plain path listed twice: the first listing names it.
+        set.plain.seal(|_, _| {});
+        set.globs
+            .seal(|first, later| first.globs.extend(later.globs));
         for (_, bucket) in &mut set.globs.list {
             bucket.index();
         }
-        set.plain.seal();
-        set.globs.seal();
         Ok(set)
     }
 
@@ -173,11 +174,11 @@ impl PatternSet {
 }
 
 /// Drops trailing slashes (but keeps `/`).
-fn normalize_plain(p: &str) -> Vec<u8> {
+fn normalize_plain(p: &str) -> &[u8] {
     let t = p.trim_end_matches('/');
     if t.is_empty() {
-        b"/".to_vec()
+        b"/"
     } else {
-        t.as_bytes().to_vec()
+        t.as_bytes()
     }
 }
