@@ -43,20 +43,20 @@ impl<T> ByPrefix<T> {
     /// the ancestors of one path a longer key is a deeper one, so scanning
     /// it visits keys in the order the map walk does) and builds the map
     /// when the list is long. Called once, after the last `push`.
-    pub(super) fn seal(&mut self, mut merge: impl FnMut(&mut T, T)) {
-        // Stable: equal keys stay in the order they were pushed.
-        self.list.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut merged: Vec<(Box<[u8]>, T)> = Vec::with_capacity(self.list.len());
-        for (k, v) in self.list.drain(..) {
-            match merged.last_mut() {
-                Some(last) if last.0 == k => merge(&mut last.1, v),
-                _ => merged.push((k, v)),
+    pub(super) fn seal(&mut self, mut merge: impl FnMut(&mut T, &mut T)) {
+        // Deepest first; equal keys side by side, in the order they were
+        // pushed (a stable sort). Among keys of one length at most one is
+        // an ancestor of a path, so their order is free: by bytes.
+        self.list
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        self.list.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                merge(&mut first.1, &mut later.1);
             }
-        }
-        // Among keys of one length at most one is an ancestor of a path.
-        merged.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
-        self.list = merged;
-        self.longest = self.list.iter().map(|e| e.0.len()).max().unwrap_or(0);
+            same
+        });
+        self.longest = self.list.first().map_or(0, |e| e.0.len());
         let mut common: &[u8] = self.list.first().map_or(&[][..], |e| &e.0[..]);
         for (k, _) in &self.list[1.min(self.list.len())..] {
             common = common_ancestor(common, k);

@@ -93,7 +93,7 @@ impl PatternSet {
         // A plain path listed twice: the first listing names it.
         set.plain.seal(|_, _| {});
         set.globs
-            .seal(|first, later| first.globs.extend(later.globs));
+            .seal(|first, later| first.globs.append(&mut later.globs));
         for (_, bucket) in &mut set.globs.list {
             bucket.index();
         }
