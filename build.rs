@@ -187,6 +187,9 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
+    // The `fsguard_real` section (src/sys/next.rs) is reached only through
+    // its __start_/__stop_ symbols: keep it whatever the linker's default.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nostart-stop-gc");
     println!("cargo:rustc-link-lib=dl");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         // glibc targets only: std's unwinder on musl is already static.

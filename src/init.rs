@@ -233,6 +233,9 @@ pub(crate) fn load_now() {
     // this library's file through its own hooks to symbolize. A ZST: no
     // allocation.
     std::panic::set_hook(Box::new(|_| {}));
+    // Every real function, before anything the load does can need one.
+    #[cfg(target_os = "linux")]
+    crate::sys::resolve_all();
     handshake();
     let loaded = catch_unwind(|| {
         let env = StartEnv::read();
