@@ -83,15 +83,24 @@ pub fn resolve_all() {
     }
     let mut objs = Objs::default();
     let ok = objs.read();
-    for slot in slots() {
+    let slots = slots();
+    // Sites of one name (179 names, 241 sites) share its lookup: a table of
+    // slot indices + 1 by hash, on the stack.
+    let mut seen = [0u16; SEEN];
+    for (i, slot) in slots.iter().enumerate() {
         // SAFETY: a slot's name is a C string literal.
         let name = unsafe { CStr::from_ptr(slot.name) };
+        let h = if slot.hash != 0 {
+            slot.hash
+        } else {
+            gnu_hash(name.to_bytes())
+        };
+        if let Some(p) = earlier(&mut seen, slots, i, h, name) {
+            // SAFETY: a slot's cell is a static atomic.
+            unsafe { &*slot.ptr }.store(p, Ordering::Release);
+            continue;
+        }
         let p = if ok {
-            let h = if slot.hash != 0 {
-                slot.hash
-            } else {
-                gnu_hash(name.to_bytes())
-            };
             match objs.next_hashed(name.to_bytes(), h).0 {
                 Found::Addr(p) => p,
                 Found::None => std::ptr::null_mut(),
@@ -104,6 +113,38 @@ pub fn resolve_all() {
         unsafe { &*slot.ptr }.store(p, Ordering::Release);
     }
     STATE.store(RESOLVED, Ordering::Release);
+}
+
+/// Slots [`earlier`] remembers (more sites than this are looked up each).
+const SEEN: usize = 1024;
+
+/// The address an earlier slot of the same name got, or `None` after
+/// filing slot `i` in `seen` (an open-addressed table of slot index + 1).
+fn earlier(
+    seen: &mut [u16; SEEN],
+    slots: &[Slot],
+    i: usize,
+    h: u32,
+    name: &CStr,
+) -> Option<*mut c_void> {
+    if i >= usize::from(u16::MAX) || i >= SEEN / 2 {
+        return None;
+    }
+    let mut s = h as usize % SEEN;
+    loop {
+        let j = usize::from(seen[s]);
+        if j == 0 {
+            seen[s] = i as u16 + 1;
+            return None;
+        }
+        let other = &slots[j - 1];
+        // SAFETY: a slot's name is a C string literal.
+        if unsafe { CStr::from_ptr(other.name) } == name {
+            // SAFETY: a slot's cell is a static atomic.
+            return Some(unsafe { &*other.ptr }.load(Ordering::Relaxed));
+        }
+        s = (s + 1) % SEEN;
+    }
 }
 
 /// True when the next definition of each of `names` is libc's own (no other
