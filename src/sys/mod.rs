@@ -48,7 +48,7 @@ mod linux;
 mod next;
 
 #[cfg(target_os = "linux")]
-pub use next::{gnu_hash, next_is_libc, resolve_all, resolved as real_resolved, Slot};
+pub use next::{gnu_hash, next_is_libc, own_name, resolve_all, resolved as real_resolved, Slot};
 
 #[cfg(target_os = "linux")]
 pub use linux::{

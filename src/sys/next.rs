@@ -157,6 +157,20 @@ pub fn next_is_libc(names: &[&CStr]) -> bool {
             .all(|n| matches!(objs.next_in(n), (Found::Addr(_), true)))
 }
 
+/// This library's file name as the loader has it (the `LD_PRELOAD` entry),
+/// seen by [`resolve_all`]'s pass over the link map.
+static SELF_NAME: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This library's file name as the loader has it, once [`resolve_all`]
+/// has run (what `dladdr` of one of its functions would answer, without
+/// `dladdr`'s scan of every object).
+pub fn own_name() -> Option<&'static CStr> {
+    let p = SELF_NAME.load(Ordering::Acquire);
+    // SAFETY: the loader's name of a loaded object, a C string that lives
+    // as long as the object (this library is never unloaded).
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) })
+}
+
 /// [`resolve_all`] for shim/shim.c, whose entry points find a cell empty
 /// only before the guard's load (or when there is no definition).
 #[no_mangle]
@@ -254,6 +268,9 @@ impl Objs {
         let within = |a: usize| a >= lo && a < hi;
         if !self.seen_self {
             self.seen_self = within(marker as *const () as usize);
+            if self.seen_self {
+                SELF_NAME.store(info.dlpi_name.cast_mut(), Ordering::Release);
+            }
             return;
         }
         // SAFETY: getauxval has no preconditions.
