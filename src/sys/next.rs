@@ -372,8 +372,8 @@ pub const fn gnu_hash(name: &[u8]) -> u32 {
 /// # Safety
 /// `o` describes a loaded object's tables.
 unsafe fn lookup(o: &Obj, name: &[u8], h: u32) -> Found {
-    // SAFETY (whole function): offsets within the object's GNU hash table,
-    // symbol table and string table, as its header gives them.
+    // SAFETY: offsets within the object's GNU hash table, symbol table
+    // and string table, as the hash table's header gives them.
     unsafe {
         let ht = o.gnu_hash;
         let nbuckets = *ht;
