@@ -64,7 +64,7 @@ fn own_path() -> Option<Vec<u8>> {
     #[cfg(target_os = "linux")]
     let found = crate::sys::own_name().map(|n| n.to_bytes().to_vec());
     #[cfg(not(target_os = "linux"))]
-    let found = None;
+    let found: Option<Vec<u8>> = None;
     let name = match found {
         Some(n) if !n.is_empty() => n,
         _ => own_path_dladdr()?,
