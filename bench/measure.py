@@ -250,7 +250,10 @@ class Measure:
                PythonImport(base, self.quick, self.python),
                TarExtract(base, self.quick), FindUsrLib(base, self.quick),
                GitStatus(base, self.quick), MakeBuild(base, self.quick)]
-        if shutil.which("autoconf"):
+        if self.quick:
+            # a configure takes seconds per run: too long for the smoke run
+            self.notes.append("Quick mode: no `configure` workload.")
+        elif shutil.which("autoconf"):
             wls.append(Configure(base, self.quick))
         else:
             self.notes.append("autoconf not installed: no `configure` workload.")
