@@ -187,6 +187,13 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
+    // The `fsguard_real` section (src/sys/next.rs) is reached only through
+    // its __start_/__stop_ symbols: keep it whatever the linker's default.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nostart-stop-gc");
+    // The library's own references to its own functions (the shim's calls
+    // of the Rust checks, the hooks' addresses) bound when it is linked,
+    // not looked up by the loader at every process start.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
     println!("cargo:rustc-link-lib=dl");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         // glibc targets only: std's unwinder on musl is already static.

@@ -91,6 +91,12 @@ class Bench(Measure, Report):
                 work = self.run_workloads(wcfgs, extra)
                 work["configs"] = wcfgs
                 work["extra"] = extra
+                kinds = set() if (self.quick or a.no_counts) else self.counts_available()
+                if kinds:
+                    scfgs = [c for c in wcfgs if c.name in ("bare", "fsguard", "naive")]
+                    t0 = time.monotonic()
+                    work["starts"] = {"kinds": kinds, "configs": scfgs, "values": self.start_counts(scfgs, kinds)}
+                    log("start counts took %.1f s" % (time.monotonic() - t0))
             elapsed = time.monotonic() - started
             self.load.append(loadavg())
             info = machine_info(scratch_base, scratch_fs, abi, configs, self.python)
@@ -151,7 +157,7 @@ def main():
     ap.add_argument("--work-reps", type=int)
     ap.add_argument("--only", choices=["micro", "work"])
     ap.add_argument("--configs", help="comma-separated subset of configurations")
-    ap.add_argument("--workloads", help="comma-separated subset: true,python,tar,find,git,make")
+    ap.add_argument("--workloads", help="comma-separated subset: true,loop,python,tar,find,git,make,configure")
     ap.add_argument("--results-dir", help="write <date>-<machine>.md and latest.md here")
     ap.add_argument("--out", help="also (or only) write the report to this file")
     ap.add_argument("--json", help="write raw numbers as JSON here")

@@ -7,7 +7,8 @@ import time
 
 from configs import pin_cpu
 from stats import first_line, log, median, run_capture
-from workloads import FindUsrLib, GitStatus, MakeBuild, PythonImport, TarExtract, TrueStart, work_env
+from workloads import (Configure, FindUsrLib, GitStatus, MakeBuild, PythonImport, ShellLoop, TarExtract,
+                       TrueStart, work_env)
 
 MICRO_CASES = [
     ("open_close", "open+close (3 levels deep)"),
@@ -159,6 +160,61 @@ class Measure:
                     out[(kind, cfg.name, case)] = v
         return {"kinds": kinds, "configs": configs, "values": out}
 
+    # ---- the cost of one process start, counted ------------------------
+
+    START_SCRIPT = "/bin/true; /bin/true; exit 0"
+
+    def start_counts(self, configs, kinds):
+        """Per configuration: the user-space instructions of one `/bin/true`
+        exec'd by a shell under the configuration (callgrind: loader,
+        relocation, the library's constructor, true itself), and the system
+        calls one more such child adds to the shell (perf: fork, exec, the
+        child's start, wait). The shell runs under the configuration, so
+        under fsguard the child gets its policy handed down, as every
+        process a guarded program starts does."""
+        base = os.path.join(self.scratch, "starts")
+        os.makedirs(os.path.join(base, "tmp"), exist_ok=True)
+        logfile = os.path.join(self.scratch, "logs", "starts.log")
+        out = {}
+        for cfg in configs:
+            prefix, env_add, _ = cfg.wrap("work", base, logfile)
+            if prefix:
+                continue
+            env = dict(work_env(base), **env_add)
+            row = {}
+            if "instructions" in kinds:
+                d = os.path.join(base, "cg-" + cfg.name)
+                os.makedirs(d)
+                r = run_capture(["valgrind", "--tool=callgrind", "-q", "--trace-children=yes",
+                                 "--callgrind-out-file=%s/cg.%%p" % d, "/bin/sh", "-c", self.START_SCRIPT],
+                                env=env, cwd=base, timeout=300)
+                totals = []
+                for name in sorted(os.listdir(d), key=lambda n: int(n.split(".")[-1])):
+                    with open(os.path.join(d, name), errors="replace") as f:
+                        for line in f:
+                            if line.startswith("summary:") or line.startswith("totals:"):
+                                totals.append(int(line.split()[1]))
+                                break
+                # the shell, then its two children: the last one is counted
+                row["instructions"] = totals[-1] if r.returncode == 0 and len(totals) == 3 else None
+            if "syscalls" in kinds:
+                counts = []
+                for script in ("/bin/true; exit 0", self.START_SCRIPT):
+                    cmd = ["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "--", "env"] + \
+                          ["%s=%s" % kv for kv in env.items()] + ["/bin/sh", "-c", script]
+                    r = run_capture(cmd, env=work_env(base), cwd=base, timeout=300)
+                    v = None
+                    for line in r.stderr.splitlines():
+                        if "raw_syscalls:sys_enter" in line and r.returncode == 0:
+                            try:
+                                v = float(line.split(",")[0])
+                            except ValueError:
+                                pass
+                    counts.append(v)
+                row["syscalls"] = counts[1] - counts[0] if None not in counts else None
+            out[cfg.name] = row
+        return out
+
     # ---- workloads ----------------------------------------------------
 
     def work_once(self, wl, cfg, n):
@@ -190,9 +246,17 @@ class Measure:
         reps = self.args.work_reps
         base = os.path.join(self.scratch, "work")
         os.makedirs(os.path.join(self.scratch, "logs"), exist_ok=True)
-        wls = [TrueStart(base, self.quick), PythonImport(base, self.quick, self.python),
+        wls = [TrueStart(base, self.quick), ShellLoop(base, self.quick),
+               PythonImport(base, self.quick, self.python),
                TarExtract(base, self.quick), FindUsrLib(base, self.quick),
                GitStatus(base, self.quick), MakeBuild(base, self.quick)]
+        if self.quick:
+            # a configure takes seconds per run: too long for the smoke run
+            self.notes.append("Quick mode: no `configure` workload.")
+        elif shutil.which("autoconf"):
+            wls.append(Configure(base, self.quick))
+        else:
+            self.notes.append("autoconf not installed: no `configure` workload.")
         if self.args.workloads:
             keep = set(self.args.workloads.split(","))
             wls = [w for w in wls if w.name in keep]

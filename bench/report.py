@@ -18,8 +18,14 @@ TARGETS = {
     ("work", "find"): 1.05,
     ("work", "tar"): 1.15,
     ("work", "python"): 1.10,
+    # issue 33: a shell loop of 300 `/bin/true`, and a real autotools configure
+    ("work", "loop"): 1.15,
+    ("work", "configure"): 1.05,
 }
 TARGET_STARTUP_MS = 1.0
+# issue 33: one process start under fsguard against one under a preload
+# that only forwards (the naive configuration), same run
+TARGET_START_OVER_PRELOAD_MS = 0.1
 TARGET_RSS_MIB = 2.0
 
 
@@ -118,6 +124,20 @@ class Report:
                 rows.append(("process start-up, added", self.fmt_ms(median(T["true"]["bare"])),
                              self.fmt_ms(median(T["true"]["fsguard"])), None,
                              "≤ +%.0f ms (got %+.2f ms)" % (TARGET_STARTUP_MS, dlt), dlt <= TARGET_STARTUP_MS))
+            if "true" in T and T["true"]["fsguard"] and T["true"].get("naive"):
+                dlt = median([g - n for g, n in zip(T["true"]["fsguard"], T["true"]["naive"])])
+                rows.append(("process start-up over a forwarding preload (naive)",
+                             self.fmt_ms(median(T["true"]["naive"])), self.fmt_ms(median(T["true"]["fsguard"])),
+                             None, "≤ +%.1f ms (got %+.3f ms)" % (TARGET_START_OVER_PRELOAD_MS, dlt),
+                             dlt <= TARGET_START_OVER_PRELOAD_MS))
+            starts = work.get("starts")
+            if starts and starts["values"].get("fsguard", {}).get("instructions"):
+                v = starts["values"]
+                b = v.get("bare", {}).get("instructions")
+                g = v["fsguard"]["instructions"]
+                rows.append(("instructions per start (callgrind, `/bin/true` exec'd by a guarded shell)",
+                             "%d" % b if b else "", "%d" % g, None,
+                             "information (%+d over bare)" % (g - b) if b else "information", True))
             R = work["rss"]
             deltas = [median(R[w.name]["fsguard"]) - median(R[w.name]["bare"])
                       for w in work["wls"] if R[w.name]["fsguard"] and R[w.name]["bare"]]
@@ -217,6 +237,33 @@ class Report:
             L.append("(perf with tracepoints unavailable: no syscall counts.)\n")
         return L
 
+    def starts_table(self, starts, T):
+        cfgs, V, kinds = starts["configs"], starts["values"], starts["kinds"]
+        self.raw["starts"] = {c.name: V.get(c.name) for c in cfgs}
+        L = ["## The cost of one process start\n",
+             "Repeatable counts for one `/bin/true` exec'd by `sh -c '/bin/true; /bin/true; exit 0'` run under "
+             "the configuration (under fsguard the child is handed its policy, as every process a guarded "
+             "program starts is). Instructions: callgrind's total for the second child (loader, relocation, "
+             "constructors, true itself; user space only). Syscalls: `perf stat -e raw_syscalls:sys_enter` of "
+             "that script minus the script with one child (fork, exec, the child's whole life, wait).\n"]
+        L.append("| count | " + " | ".join(c.label for c in cfgs) + " |")
+        L.append("|---" * (len(cfgs) + 1) + "|")
+        for kind in ("instructions", "syscalls"):
+            if kind not in kinds:
+                continue
+            cells = []
+            for c in cfgs:
+                x = V.get(c.name, {}).get(kind)
+                cells.append("failed" if x is None else "%.0f" % x)
+            L.append("| %s per start | %s |" % (kind, " | ".join(cells)))
+        L.append("")
+        if "loop" in T and T["loop"].get("fsguard") and T["loop"].get("naive") and T["loop"].get("bare"):
+            per = lambda a, b: 1000 * median([x - y for x, y in zip(T["loop"][a], T["loop"][b])]) / 300
+            L.append("The 300-process shell loop, per process: fsguard %+.0f µs over bare, %+.0f µs over the "
+                     "forwarding preload (naive); naive %+.0f µs over bare.\n"
+                     % (per("fsguard", "bare"), per("fsguard", "naive"), per("naive", "bare")))
+        return L
+
     def work_tables(self, work):
         cfgs, extra, wls = work["configs"], work["extra"], work["wls"]
         T, R, failed = work["times"], work["rss"], work["failed"]
@@ -260,6 +307,9 @@ class Report:
                     over = median([x - y for x, y in zip(T["true"]["fsguard-cli"], T["true"]["fsguard"])])
                     L.append("Launch cost of `fsguard run` over `LD_PRELOAD=… /bin/true` (median of "
                              "per-repetition differences, same run): %+.2f ms.\n" % over)
+        starts = work.get("starts")
+        if starts:
+            L += self.starts_table(starts, T)
         L.append("## Peak RSS\n")
         L.append("ru_maxrss of the workload process (largest of it and the children it waited for), median. "
                  "Cells for guarded runs: median and the difference to bare.\n")

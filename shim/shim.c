@@ -114,24 +114,45 @@ int execle(const char *path, const char *arg, ...) {
     return fsguard_execle(path, (char *const *)argv, envp);
 }
 
+/* The real functions the C entry points call: each a cell the guard's load
+ * fills, with every `real!` site's, before any hook can run (src/sys/next.rs
+ * reads the `fsguard_real` section: a name, and the cell its address goes
+ * to). No entry point looks a symbol up. */
+struct real_slot {
+    const char *name;
+    void **cell;
+    unsigned int hash; /* 0: computed at the load */
+};
+void fsguard_resolve_real(void);
+/* A cell found empty: filled now if the guard has not loaded yet (a call
+ * before its load; after it, an empty cell means no definition). */
+static void *real_cell(void **cell) {
+    void *f = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+    if (!f) {
+        fsguard_resolve_real();
+        f = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+    }
+    return f;
+}
+#define REAL_SLOT(cell, name)                                                  \
+    static void *cell;                                                         \
+    __attribute__((used, section("fsguard_real"), aligned(sizeof(void *))))    \
+    static const struct real_slot cell##_slot = {name, &cell, 0}
+
 /* dlopen: checked, then a tail call to the real dlopen, which finds its
  * caller by return address (for RUNPATH and $ORIGIN); a tail call keeps that
  * address the program's own. */
 typedef void *(*dlopen_fn)(const char *, int);
 
+REAL_SLOT(real_dlopen, "dlopen");
+
 void *dlopen(const char *name, int flags) {
-    static dlopen_fn real;
-    dlopen_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
-    if (!f) {
-        /* Through the dlsym below: a call from this library passes through. */
-        f = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
-        __atomic_store_n(&real, f, __ATOMIC_RELAXED);
-    }
     int e = fsguard_dlopen_check(name);
     if (e != 0) {
         errno = e;
         return NULL;
     }
+    dlopen_fn f = (dlopen_fn)real_cell(&real_dlopen);
     if (!f)
         return NULL;
     return f(name, flags);
@@ -158,19 +179,14 @@ long syscall(long nr, ...) {
 int fsguard_clone_check(int flags);
 typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
 
-static int clone_real(void **cache, const char *name, int (*fn)(void *), void *stack, int flags,
+static int clone_real(void **cache, int (*fn)(void *), void *stack, int flags,
                       void *arg, pid_t *ptid, void *tls, pid_t *ctid) {
     int e = fsguard_clone_check(flags);
     if (e != 0) {
         errno = e;
         return -1;
     }
-    clone_fn f = (clone_fn)__atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (!f) {
-        /* Through the dlsym below: a call from this library passes through. */
-        f = (clone_fn)dlsym(RTLD_NEXT, name);
-        __atomic_store_n(cache, (void *)f, __ATOMIC_RELAXED);
-    }
+    clone_fn f = (clone_fn)real_cell(cache);
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -188,20 +204,21 @@ static int clone_real(void **cache, const char *name, int (*fn)(void *), void *s
         va_end(ap);                                                            \
     } while (0)
 
+REAL_SLOT(real_clone, "clone");
+REAL_SLOT(real___clone, "__clone");
+
 int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
-    static void *real;
     pid_t *ptid, *ctid;
     void *tls;
     CLONE_TAIL(arg, ptid, tls, ctid);
-    return clone_real(&real, "clone", fn, stack, flags, arg, ptid, tls, ctid);
+    return clone_real(&real_clone, fn, stack, flags, arg, ptid, tls, ctid);
 }
 
 int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) {
-    static void *real;
     pid_t *ptid, *ctid;
     void *tls;
     CLONE_TAIL(arg, ptid, tls, ctid);
-    return clone_real(&real, "__clone", fn, stack, flags, arg, ptid, tls, ctid);
+    return clone_real(&real___clone, fn, stack, flags, arg, ptid, tls, ctid);
 }
 
 /* ptrace: glibc reads pid, addr and data whatever the request; so does this

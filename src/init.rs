@@ -92,7 +92,12 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         // SAFETY: a C string literal; as for FSGUARD_POLICY_FD above.
         unsafe { libc::unsetenv(c"FSGUARD_REPORT_FD".as_ptr()) };
     }
-    crate::exec::init(&settings.to_frozen(), report_fd)?;
+    // A handed policy goes on to children as it came (the same bytes the
+    // settings were read from): not serialized again at every start.
+    match &frozen {
+        Some(frozen) => crate::exec::init(frozen, report_fd)?,
+        None => crate::exec::init(&settings.to_frozen(), report_fd)?,
+    }
     // Children get the policy as frozen here (a relative FSGUARD_ROOT means
     // this process's cwd, not theirs) through the exec hooks, in a memfd
     // (crate::handoff), never through this process's own environment.
@@ -236,6 +241,9 @@ pub(crate) fn load_now() {
     // this library's file through its own hooks to symbolize. A ZST: no
     // allocation.
     std::panic::set_hook(Box::new(|_| {}));
+    // Every real function, before anything the load does can need one.
+    #[cfg(target_os = "linux")]
+    crate::sys::resolve_all();
     handshake();
     let loaded = catch_unwind(|| {
         let env = StartEnv::read();

@@ -1,30 +1,38 @@
 //! The real libc functions.
 //!
 //! On Linux the library overrides libc's symbols by being loaded first, and
-//! the real function is the next definition (`dlsym(RTLD_NEXT)`, through
-//! the platform seam's `next_symbol`), found once. On Darwin the loader
+//! the real function is the next definition (what `dlsym(RTLD_NEXT)` would
+//! answer), every site's found at once when the guard loads
+//! ([`crate::sys::resolve_all`]). On Darwin the loader
 //! rewires calls through the library's `__DATA,__interpose` pairs instead
 //! and leaves the library's own references to the original alone, so there
 //! `real!` links the original directly, the symbol the pair names (see
 //! docs/macos.md).
 
 /// The next definition of `$name` after this library, as a `$ty` function
-/// pointer; `None` if there is none. Looked up on first use and cached in an
-/// atomic, so it works before the constructor and after fork.
+/// pointer; `None` if there is none. Read from a cell the guard's load
+/// fills, with every other site's, before any hook can run
+/// ([`crate::sys::resolve_all`]: the site files its cell in the
+/// `fsguard_real` section): no hook looks a symbol up. A process forked
+/// later inherits the cells.
 #[cfg(not(target_os = "macos"))]
 macro_rules! real {
     ($name:expr, $ty:ty) => {{
         use std::sync::atomic::{AtomicPtr, Ordering};
         static PTR: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
+        #[used]
+        #[link_section = "fsguard_real"]
+        static SLOT: $crate::sys::Slot = $crate::sys::Slot {
+            name: concat!($name, "\0").as_ptr().cast(),
+            ptr: &PTR,
+            hash: $crate::sys::gnu_hash($name.as_bytes()),
+        };
         let mut p = PTR.load(Ordering::Relaxed);
-        if p.is_null() {
-            const NAME: &std::ffi::CStr =
-                match std::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!("a symbol name holds no NUL"),
-                };
-            p = $crate::sys::next_symbol(NAME);
-            PTR.store(p, Ordering::Relaxed);
+        if p.is_null() && !$crate::sys::real_resolved() {
+            // Only before the guard's load has run (which resolves first):
+            // the library's own calls while it loads find the cells filled.
+            $crate::sys::resolve_all();
+            p = PTR.load(Ordering::Acquire);
         }
         if p.is_null() {
             None

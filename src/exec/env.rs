@@ -60,6 +60,20 @@ pub(crate) fn init(frozen: &str, report_fd: Option<i32>) -> Result<(), String> {
 
 /// This library's absolute path: the object that holds one of our functions.
 fn own_path() -> Option<Vec<u8>> {
+    // Seen when the real functions were found (no dladdr scan).
+    #[cfg(target_os = "linux")]
+    let found = crate::sys::own_name().map(|n| n.to_bytes().to_vec());
+    #[cfg(not(target_os = "linux"))]
+    let found: Option<Vec<u8>> = None;
+    let name = match found {
+        Some(n) if !n.is_empty() => n,
+        _ => own_path_dladdr()?,
+    };
+    made_absolute(name)
+}
+
+/// This library's file name, as `dladdr` of one of its functions has it.
+fn own_path_dladdr() -> Option<Vec<u8>> {
     // SAFETY: zeroed Dl_info is a valid out-parameter.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: any address inside a loaded object may be passed.
@@ -68,9 +82,15 @@ fn own_path() -> Option<Vec<u8>> {
         return None;
     }
     // SAFETY: dladdr hands back a C string owned by the loader.
-    let mut name = unsafe { CStr::from_ptr(info.dli_fname) }
-        .to_bytes()
-        .to_vec();
+    Some(
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_bytes()
+            .to_vec(),
+    )
+}
+
+/// The library's file `name` made absolute.
+fn made_absolute(mut name: Vec<u8>) -> Option<Vec<u8>> {
     // Made absolute with the kernel's help, the way realpath would, with
     // raw system calls (this runs while the guard loads, when the
     // library's own calls of hooked functions are refused), and without

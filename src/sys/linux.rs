@@ -31,23 +31,6 @@ pub fn next_symbol(name: &CStr) -> *mut c_void {
     unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
 }
 
-/// True when the next definition of each of `names` is libc's own (no other
-/// preloaded library sits between this one and libc for them).
-pub fn next_is_libc(names: &[&CStr]) -> bool {
-    // SAFETY: dlopen with RTLD_NOLOAD only finds the already-loaded libc; a
-    // handle lookup with dlsym is a hash probe (dladdr would be a scan).
-    let libc_handle =
-        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-    if libc_handle.is_null() {
-        return false;
-    }
-    names.iter().all(|name| {
-        let next = next_symbol(name);
-        // SAFETY: dlsym with a valid handle and a C string.
-        !next.is_null() && next == unsafe { libc::dlsym(libc_handle, name.as_ptr()) }
-    })
-}
-
 /// A directory whose entry `N` reaches the object open as fd `N` (a magic
 /// link: followed even through a symlink or a deleted name).
 pub(super) const FD_DIR: &[u8] = b"/proc/self/fd/";

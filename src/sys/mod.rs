@@ -16,7 +16,9 @@
 //! The interface:
 //! - errno: [`errno_slot`], the calling thread's `errno`.
 //! - the real function: [`next_symbol`], the next definition of a symbol
-//!   after this library; [`next_is_libc`], whether those are libc's own.
+//!   after this library; [`next_is_libc`], whether those are libc's own;
+//!   on Linux [`resolve_all`], every `real!` site's function found at once
+//!   when the guard loads (`next.rs`).
 //! - an fd's name: [`fd_name`], the kernel's path for an open fd;
 //!   on Linux [`fd_link`] and [`FD_LINK_MAX`], a path that reaches an open
 //!   fd's object (Darwin has none: `resolve/via.rs` reaches an object as
@@ -42,12 +44,17 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod next;
+
+#[cfg(target_os = "linux")]
+pub use next::{gnu_hash, next_is_libc, own_name, resolve_all, resolved as real_resolved, Slot};
 
 #[cfg(target_os = "linux")]
 pub use linux::{
     anon_file, connect_supervisor, errno_slot, exe_path, fd_name, frozen_file, frozen_id,
-    next_is_libc, next_symbol, no_new_privs, open_ref, open_strict, read_frozen, send_message,
-    start_env, strict_open_missing, thread_id, FD_LINK_MAX, PRELOAD_ENTRY, REF,
+    next_symbol, no_new_privs, open_ref, open_strict, read_frozen, send_message, start_env,
+    strict_open_missing, thread_id, FD_LINK_MAX, PRELOAD_ENTRY, REF,
 };
 
 #[cfg(target_os = "linux")]

@@ -12,45 +12,86 @@ use crate::is_within;
 pub(super) const LINEAR_MAX: usize = 8;
 
 /// Entries keyed by a directory path: a short list, or a map when long.
+///
+/// Built in two steps, so that compiling a policy at process start costs
+/// one allocation per key and no hashing: [`ByPrefix::push`] files each
+/// entry, [`ByPrefix::seal`] merges equal keys, orders the list and, only
+/// for a long list, builds the map (an open-addressed table of indices into
+/// the list: the keys are not copied).
 #[derive(Clone, Debug, Default)]
 pub(super) struct ByPrefix<T> {
     pub(super) list: Vec<(Box<[u8]>, T)>,
-    map: HashMap<Box<[u8]>, usize, BuildHasherDefault<PathHasher>>,
+    /// Slots of `list` index + 1 (0: empty), a power of two in length, at
+    /// most half full; empty while the list is short.
+    map: Box<[u32]>,
     /// The deepest directory every key lies within: a path outside it
     /// matches nothing (the credential list, all under `$HOME`, is skipped
     /// in one comparison for a path elsewhere).
-    common: Vec<u8>,
+    common: Box<[u8]>,
     /// The longest key: a longer ancestor of a path is not looked up.
     longest: usize,
 }
 
 impl<T> ByPrefix<T> {
-    pub(super) fn entry(&mut self, key: &[u8], new: impl FnOnce() -> T) -> &mut T {
-        let i = match self.map.get(key) {
-            Some(&i) => i,
-            None => {
-                self.common = if self.list.is_empty() {
-                    key.to_vec()
-                } else {
-                    common_ancestor(&self.common, key).to_vec()
-                };
-                self.longest = self.longest.max(key.len());
-                self.list.push((key.into(), new()));
-                self.map.insert(key.into(), self.list.len() - 1);
-                self.list.len() - 1
-            }
-        };
-        &mut self.list[i].1
+    /// Files `v` under `key`; equal keys are merged by [`ByPrefix::seal`].
+    pub(super) fn push(&mut self, key: &[u8], v: T) {
+        self.list.push((key.into(), v));
     }
 
-    /// Orders the short list deepest key first (among the ancestors of one
-    /// path a longer key is a deeper one), so that scanning it visits keys in
-    /// the order the map walk does. Called once, after the last `entry`.
-    pub(super) fn seal(&mut self) {
-        self.list.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
-        self.map.clear();
-        for (i, (k, _)) in self.list.iter().enumerate() {
-            self.map.insert(k.clone(), i);
+    /// Merges the entries of equal keys in the order they were pushed
+    /// (`merge(first, later)`), orders the list deepest key first (among
+    /// the ancestors of one path a longer key is a deeper one, so scanning
+    /// it visits keys in the order the map walk does) and builds the map
+    /// when the list is long. Called once, after the last `push`.
+    pub(super) fn seal(&mut self, mut merge: impl FnMut(&mut T, &mut T)) {
+        // Deepest first; equal keys side by side, in the order they were
+        // pushed (a stable sort). Among keys of one length at most one is
+        // an ancestor of a path, so their order is free: by bytes.
+        self.list
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        self.list.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                merge(&mut first.1, &mut later.1);
+            }
+            same
+        });
+        self.longest = self.list.first().map_or(0, |e| e.0.len());
+        let mut common: &[u8] = self.list.first().map_or(&[][..], |e| &e.0[..]);
+        for (k, _) in &self.list[1.min(self.list.len())..] {
+            common = common_ancestor(common, k);
+        }
+        self.common = common.into();
+        self.map = Box::default();
+        if self.list.len() > LINEAR_MAX {
+            let mut map = vec![0u32; (self.list.len() * 2).next_power_of_two()];
+            let mask = map.len() - 1;
+            for (i, (k, _)) in self.list.iter().enumerate() {
+                let mut s = (hash(k) as usize) & mask;
+                while map[s] != 0 {
+                    s = (s + 1) & mask;
+                }
+                map[s] = i as u32 + 1;
+            }
+            self.map = map.into();
+        }
+    }
+
+    /// The entry of `key` in the map.
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<&(Box<[u8]>, T)> {
+        let mask = self.map.len() - 1;
+        let mut s = (hash(key) as usize) & mask;
+        loop {
+            let i = self.map[s] as usize;
+            if i == 0 {
+                return None;
+            }
+            let e = &self.list[i - 1];
+            if &e.0[..] == key {
+                return Some(e);
+            }
+            s = (s + 1) & mask;
         }
     }
 
@@ -90,8 +131,7 @@ impl<T> ByPrefix<T> {
             if key.len() < min {
                 return None;
             }
-            if let Some(&i) = self.map.get(key) {
-                let (k, v) = &self.list[i];
+            if let Some((k, v)) = self.get(key) {
                 if let Some(r) = f(k, v) {
                     return Some(r);
                 }
@@ -104,9 +144,16 @@ impl<T> ByPrefix<T> {
     }
 }
 
-/// A fast hasher for path keys. The keys come from the policy, not from the
+/// A fast hash for path keys. The keys come from the policy, not from the
 /// guarded program, so a keyed (DoS-resistant) hash buys nothing and costs
 /// a SipHash per ancestor on every checked call.
+fn hash(key: &[u8]) -> u64 {
+    let mut h = PathHasher::default();
+    h.write(key);
+    h.finish()
+}
+
+/// [`hash`] as a [`Hasher`], for the maps of a bucket's index.
 #[derive(Default)]
 struct PathHasher(u64);
 
@@ -154,6 +201,14 @@ fn extension(name: &[u8]) -> Option<&[u8]> {
 }
 
 impl Bucket {
+    /// A bucket of one glob, to be merged with the others of its prefix.
+    pub(super) fn new(glob: Glob) -> Bucket {
+        Bucket {
+            globs: vec![glob],
+            ..Bucket::default()
+        }
+    }
+
     pub(super) fn index(&mut self) {
         if self.globs.len() <= LINEAR_MAX {
             return;

@@ -23,7 +23,10 @@ use crate::is_within;
 /// A compiled list of patterns.
 #[derive(Clone, Debug, Default)]
 pub struct PatternSet {
-    sources: Vec<String>,
+    /// The patterns as written, one after another (one allocation at
+    /// process start, not one per pattern), and where each one ends.
+    text: String,
+    ends: Vec<usize>,
     /// Plain paths -> source index.
     plain: ByPrefix<usize>,
     /// Literal glob prefixes -> the globs filed under them.
@@ -58,11 +61,11 @@ impl PatternSet {
             if !p.starts_with('/') {
                 return Err(format!("pattern {p:?} is not absolute"));
             }
-            let idx = set.sources.len();
-            set.sources.push(p.to_string());
+            let idx = set.ends.len();
+            set.text.push_str(p);
+            set.ends.push(set.text.len());
             if !has_glob_meta(p) {
-                let plain = normalize_plain(p);
-                set.plain.entry(&plain, || idx);
+                set.plain.push(normalize_plain(p), idx);
                 continue;
             }
             let mut expanded = Vec::new();
@@ -88,25 +91,33 @@ impl PatternSet {
                     rest: comps[lit..].into(),
                     source: idx,
                 };
-                set.globs.entry(&prefix, Bucket::default).globs.push(glob);
+                set.globs.push(&prefix, Bucket::new(glob));
             }
         }
+        // A plain path listed twice: the first listing names it.
+        set.plain.seal(|_, _| {});
+        set.globs
+            .seal(|first, later| first.globs.append(&mut later.globs));
         for (_, bucket) in &mut set.globs.list {
             bucket.index();
         }
-        set.plain.seal();
-        set.globs.seal();
         Ok(set)
+    }
+
+    /// Pattern `i` as written.
+    fn source(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
     }
 
     /// True when the set has no patterns.
     pub fn is_empty(&self) -> bool {
-        self.sources.is_empty()
+        self.ends.is_empty()
     }
 
     /// The patterns, as compiled.
     pub fn patterns(&self) -> impl Iterator<Item = &str> {
-        self.sources.iter().map(String::as_str)
+        (0..self.ends.len()).map(|i| self.source(i))
     }
 
     /// The pattern that covers `path`, if any: when several do, the most
@@ -138,7 +149,7 @@ impl PatternSet {
             }
             (p, g) => p.or(g)?,
         };
-        Some(&self.sources[i])
+        Some(self.source(i))
     }
 
     /// True when some pattern covers `path`.
@@ -160,7 +171,7 @@ impl PatternSet {
             .map(|(_, i)| *i)
             .min()
         {
-            return Some(&self.sources[i]);
+            return Some(self.source(i));
         }
         self.globs
             .list
@@ -168,16 +179,16 @@ impl PatternSet {
             .filter(|(k, _)| is_within(k, dir))
             .filter_map(|(_, bucket)| bucket.globs.first().map(|g| g.source))
             .min()
-            .map(|i| self.sources[i].as_str())
+            .map(|i| self.source(i))
     }
 }
 
 /// Drops trailing slashes (but keeps `/`).
-fn normalize_plain(p: &str) -> Vec<u8> {
+fn normalize_plain(p: &str) -> &[u8] {
     let t = p.trim_end_matches('/');
     if t.is_empty() {
-        b"/".to_vec()
+        b"/"
     } else {
-        t.as_bytes().to_vec()
+        t.as_bytes()
     }
 }

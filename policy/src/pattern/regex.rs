@@ -31,7 +31,7 @@ pub(crate) enum Form {
 pub(crate) fn forms(p: &str) -> Option<Vec<Form>> {
     if !has_glob_meta(p) {
         let plain = normalize_plain(p);
-        return Some(vec![Form::Subpath(String::from_utf8(plain).ok()?)]);
+        return Some(vec![Form::Subpath(String::from_utf8(plain.to_vec()).ok()?)]);
     }
     let mut expanded = Vec::new();
     expand_braces(p.as_bytes(), &mut expanded).ok()?;
@@ -40,7 +40,7 @@ pub(crate) fn forms(p: &str) -> Option<Vec<Form>> {
         let text = String::from_utf8(e).ok()?;
         if !has_glob_meta(&text) {
             out.push(Form::Subpath(
-                String::from_utf8(normalize_plain(&text)).ok()?,
+                String::from_utf8(normalize_plain(&text).to_vec()).ok()?,
             ));
             continue;
         }

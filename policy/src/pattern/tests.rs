@@ -338,3 +338,25 @@ fn bad_globs_are_errors() {
     assert!(PatternSet::new(["/ws/[a"]).is_err());
     assert!(PatternSet::new(["relative"]).is_err());
 }
+
+#[test]
+fn a_key_listed_twice_is_one_entry_named_by_its_first_listing() {
+    let s = PatternSet::new(["/a/", "/b", "/a", "/b/*.x", "/c", "/b/*.y"]).unwrap();
+    assert_eq!(s.plain.list.len(), 3);
+    assert_eq!(s.find(b"/a/f"), Some("/a/"));
+    assert_eq!(s.globs.list.len(), 1, "the globs of /b share one bucket");
+    assert_eq!(s.globs.list[0].1.globs.len(), 2);
+    // Long lists too: the map holds each key once, the first listing wins.
+    let pats: Vec<String> = (0..40)
+        .map(|i| format!("/d/k{}", i % 20))
+        .chain((0..20).map(|i| format!("/d/k{i}/*.e{}", i % 3)))
+        .collect();
+    let s = PatternSet::new(&pats).unwrap();
+    assert_eq!(s.plain.list.len(), 20);
+    assert!(s.plain.list.len() > LINEAR_MAX);
+    for (i, first) in pats.iter().take(20).enumerate() {
+        let path = format!("/d/k{i}/f.e{}", i % 3);
+        assert_eq!(s.find(path.as_bytes()), Some(first.as_str()));
+        assert_eq!(s.find(format!("/d/k{i}x").as_bytes()), None);
+    }
+}
