@@ -20,6 +20,7 @@ pub mod macho;
 mod pattern;
 mod presets;
 pub mod process;
+pub mod registry;
 pub mod program;
 pub mod seatbelt;
 mod settings;
