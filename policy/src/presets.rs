@@ -161,9 +161,25 @@ pub const PROC_PUBLIC: &[&str] = &[
 /// pytest plugins and most tools following the XDG rules cache under
 /// `XDG_CACHE_HOME`; pip and virtualenv also have their own variables,
 /// which win over it when set in the caller's environment, so they are set
-/// too.
+/// too. The package managers' own: npm's cache (its `_cacache`, `_logs` and
+/// update-notifier state live there), yarn's cache (v1 and berry) and
+/// berry's global folder, pnpm's home (its store is `$PNPM_HOME/store`),
+/// Go's build and module caches, Gradle's user home, RubyGems' and
+/// Bundler's homes, uv's and Poetry's caches. Maven's local repository is
+/// set through `MAVEN_OPTS` (`-Dmaven.repo.local`), by the CLI.
 pub const CACHE_ENV: &[(&str, &str)] = &[
     ("XDG_CACHE_HOME", ".cache"),
     ("PIP_CACHE_DIR", ".cache/pip"),
     ("VIRTUALENV_OVERRIDE_APP_DATA", ".cache/virtualenv"),
+    ("npm_config_cache", ".npm"),
+    ("YARN_CACHE_FOLDER", ".cache/yarn"),
+    ("YARN_GLOBAL_FOLDER", ".yarn/berry"),
+    ("PNPM_HOME", ".local/share/pnpm"),
+    ("GOCACHE", ".cache/go-build"),
+    ("GOMODCACHE", "go/pkg/mod"),
+    ("GRADLE_USER_HOME", ".gradle"),
+    ("GEM_HOME", ".gem"),
+    ("BUNDLE_USER_HOME", ".bundle"),
+    ("UV_CACHE_DIR", ".cache/uv"),
+    ("POETRY_CACHE_DIR", ".cache/pypoetry"),
 ];

@@ -33,78 +33,83 @@ pub enum ConfigKind {
 pub struct RegistryConfig {
     /// Its path below `$HOME`.
     pub home_path: &'static str,
+    /// A variable naming the file itself instead (`npm_config_userconfig`,
+    /// `PIP_CONFIG_FILE`): when set, that file is read, and the one below
+    /// `$HOME` is guarded too.
+    pub file_var: Option<&'static str>,
+    /// A variable naming the directory the file is in instead of
+    /// `$HOME/<its directory>` (`CARGO_HOME`, `GRADLE_USER_HOME`).
+    pub dir_var: Option<&'static str>,
     /// Its format.
     pub kind: ConfigKind,
-    /// Where the copy goes, below the private `TMPDIR`.
-    pub copy: &'static str,
+    /// Where the copy goes, below the private `TMPDIR`; `None`: the tool
+    /// cannot be pointed at a copy (yarn berry reads `~/.yarnrc.yml` from
+    /// the home directory only), so the original is only guarded.
+    pub copy: Option<&'static str>,
     /// The variable pointing the tool at the copy (`None`: the copy lies
-    /// where the tool finds it through a redirected home, such as
+    /// where the tool looks through a redirected home, such as
     /// `CARGO_HOME` or `GRADLE_USER_HOME`).
     pub var: Option<&'static str>,
-    /// How the variable names the copy: its path alone, or appended to
-    /// the variable's current value after this prefix (an option).
+    /// An option naming the copy, appended to the variable's value
+    /// (`MAVEN_ARGS=-s FILE`), instead of the variable being the path.
     pub arg: Option<&'static str>,
 }
 
-/// The files `fsguard run` copies without their credentials (with the
-/// `cache` preset), in the order they are looked up. The first of two
-/// files for one tool that exists wins (pip's two locations).
+const fn config(home_path: &'static str, kind: ConfigKind) -> RegistryConfig {
+    RegistryConfig {
+        home_path,
+        file_var: None,
+        dir_var: None,
+        kind,
+        copy: None,
+        var: None,
+        arg: None,
+    }
+}
+
+/// The files `fsguard run` hands without their credentials (with the
+/// `cache` and `secrets` presets). Each existing one joins the run's
+/// `secrets`; the first existing one of an entry is copied. Two entries
+/// with one `copy` (pip's two locations): the first found wins.
 pub const REGISTRY_CONFIGS: &[RegistryConfig] = &[
     RegistryConfig {
-        home_path: ".npmrc",
-        kind: ConfigKind::Npmrc,
-        copy: ".npmrc",
+        file_var: Some("npm_config_userconfig"),
+        copy: Some(".npmrc"),
         var: Some("npm_config_userconfig"),
-        arg: None,
+        ..config(".npmrc", ConfigKind::Npmrc)
     },
+    config(".yarnrc.yml", ConfigKind::YarnrcYml),
     RegistryConfig {
-        home_path: ".yarnrc.yml",
-        kind: ConfigKind::YarnrcYml,
-        copy: ".yarnrc.yml",
-        var: None,
-        arg: None,
-    },
-    RegistryConfig {
-        home_path: ".config/pip/pip.conf",
-        kind: ConfigKind::PipConf,
-        copy: "pip.conf",
+        file_var: Some("PIP_CONFIG_FILE"),
+        copy: Some("pip.conf"),
         var: Some("PIP_CONFIG_FILE"),
-        arg: None,
+        ..config(".config/pip/pip.conf", ConfigKind::PipConf)
     },
     RegistryConfig {
-        home_path: ".pip/pip.conf",
-        kind: ConfigKind::PipConf,
-        copy: "pip.conf",
+        copy: Some("pip.conf"),
         var: Some("PIP_CONFIG_FILE"),
-        arg: None,
+        ..config(".pip/pip.conf", ConfigKind::PipConf)
     },
     RegistryConfig {
-        home_path: ".cargo/config.toml",
-        kind: ConfigKind::CargoToml,
-        copy: ".cargo/config.toml",
-        var: None,
-        arg: None,
+        dir_var: Some("CARGO_HOME"),
+        copy: Some(".cargo/config.toml"),
+        ..config(".cargo/config.toml", ConfigKind::CargoToml)
     },
     RegistryConfig {
-        home_path: ".cargo/config",
-        kind: ConfigKind::CargoToml,
-        copy: ".cargo/config",
-        var: None,
-        arg: None,
+        dir_var: Some("CARGO_HOME"),
+        copy: Some(".cargo/config"),
+        ..config(".cargo/config", ConfigKind::CargoToml)
     },
     RegistryConfig {
-        home_path: ".m2/settings.xml",
-        kind: ConfigKind::MavenSettings,
-        copy: ".m2/settings.xml",
+        copy: Some(".m2/settings.xml"),
         var: Some("MAVEN_ARGS"),
         arg: Some("-s"),
+        ..config(".m2/settings.xml", ConfigKind::MavenSettings)
     },
     RegistryConfig {
-        home_path: ".gradle/gradle.properties",
-        kind: ConfigKind::GradleProperties,
-        copy: ".gradle/gradle.properties",
-        var: None,
-        arg: None,
+        dir_var: Some("GRADLE_USER_HOME"),
+        copy: Some(".gradle/gradle.properties"),
+        ..config(".gradle/gradle.properties", ConfigKind::GradleProperties)
     },
 ];
 
@@ -239,7 +244,10 @@ fn npmrc(text: &str) -> Result<String, String> {
         }
         let kept = strip_url_credentials(line);
         if holds_secret_marker(&kept) {
-            return Err(format!("line {}: a credential the sanitiser cannot remove", n + 1));
+            return Err(format!(
+                "line {}: a credential the sanitiser cannot remove",
+                n + 1
+            ));
         }
         out.push_str(&kept);
         out.push('\n');
@@ -360,7 +368,10 @@ fn yarnrc(text: &str) -> Result<String, String> {
         }
         let kept = strip_url_credentials(line);
         if holds_secret_marker(&kept) {
-            return Err(format!("line {}: a credential the sanitiser cannot remove", n + 1));
+            return Err(format!(
+                "line {}: a credential the sanitiser cannot remove",
+                n + 1
+            ));
         }
         out.push_str(&kept);
         out.push('\n');

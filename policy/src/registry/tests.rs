@@ -35,8 +35,20 @@ init-author-email=S3CRET12
     assert_none(
         &out,
         &[
-            "S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6", "S3CRET7",
-            "S3CRET8", "S3CRET9", "S3CRET10", "S3CRET11", "S3CRET12", "ci-user", "proxyuser",
+            "S3CRET1",
+            "S3CRET2",
+            "S3CRET3",
+            "S3CRET4",
+            "S3CRET5",
+            "S3CRET6",
+            "S3CRET7",
+            "S3CRET8",
+            "S3CRET9",
+            "S3CRET10",
+            "S3CRET11",
+            "S3CRET12",
+            "ci-user",
+            "proxyuser",
             "always-auth",
         ],
     );
@@ -80,7 +92,15 @@ enableTelemetry: false
     let out = clean(ConfigKind::YarnrcYml, text);
     assert_none(
         &out,
-        &["S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "AlwaysAuth", "bot"],
+        &[
+            "S3CRET1",
+            "S3CRET2",
+            "S3CRET3",
+            "S3CRET4",
+            "S3CRET5",
+            "AlwaysAuth",
+            "bot",
+        ],
     );
     assert_eq!(
         out,
@@ -121,8 +141,14 @@ password =
     S3CRET4
 ";
     let out = clean(ConfigKind::PipConf, text);
-    assert_none(&out, &["S3CRET1", "S3CRET2", "S3CRET4", "user", "__token__"]);
-    assert!(out.contains("index-url = https://pypi.corp.example/simple\n"), "{out}");
+    assert_none(
+        &out,
+        &["S3CRET1", "S3CRET2", "S3CRET4", "user", "__token__"],
+    );
+    assert!(
+        out.contains("index-url = https://pypi.corp.example/simple\n"),
+        "{out}"
+    );
     assert!(out.contains("    https://extra.example/simple\n"), "{out}");
     assert!(out.contains("    https://plain.example/simple\n"), "{out}");
     assert!(out.contains("timeout = 30\n"), "{out}");
@@ -159,7 +185,16 @@ jobs = 2
     let out = clean(ConfigKind::CargoToml, text);
     assert_none(
         &out,
-        &["S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6", "bot", "proxyuser"],
+        &[
+            "S3CRET1",
+            "S3CRET2",
+            "S3CRET3",
+            "S3CRET4",
+            "S3CRET5",
+            "S3CRET6",
+            "bot",
+            "proxyuser",
+        ],
     );
     let v: toml::Table = out.parse().unwrap();
     assert_eq!(v["registry"]["default"].as_str(), Some("corp"));
@@ -213,8 +248,8 @@ fn maven_settings_lose_servers_and_secret_properties() {
     assert_none(
         &out,
         &[
-            "S3CRET0", "S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6",
-            "S3CRET7", "S3CRET8", "<servers", "bot",
+            "S3CRET0", "S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6", "S3CRET7",
+            "S3CRET8", "<servers", "bot",
         ],
     );
     for kept in [
@@ -261,8 +296,8 @@ repoUrl=https://u:S3CRET9@repo.example/m2
     assert_none(
         &out,
         &[
-            "S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6", "S3CRET7",
-            "S3CRET8", "S3CRET9",
+            "S3CRET1", "S3CRET2", "S3CRET3", "S3CRET4", "S3CRET5", "S3CRET6", "S3CRET7", "S3CRET8",
+            "S3CRET9",
         ],
     );
     assert_eq!(
