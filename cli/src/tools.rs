@@ -120,10 +120,29 @@ pub(crate) fn registry_copies(
     out
 }
 
+/// The largest configuration file copied.
+const MAX_CONFIG: u64 = 1 << 20;
+
 /// Reads `src` (as the supervisor), sanitises it, and writes the copy to
 /// `dest` (mode 0600, parents made).
 fn hand(kind: fsguard_policy::registry::ConfigKind, src: &Path, dest: &Path) -> Result<(), String> {
-    let text = std::fs::read(src).map_err(|e| e.to_string())?;
+    // A regular file of a sane size only: a FIFO or a device named by a
+    // variable would hang or flood the supervisor.
+    let meta = std::fs::metadata(src).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_CONFIG {
+        return Err(format!("larger than {MAX_CONFIG} bytes"));
+    }
+    let mut text = Vec::new();
+    use std::io::Read;
+    std::fs::File::open(src)
+        .and_then(|f| f.take(MAX_CONFIG + 1).read_to_end(&mut text))
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_CONFIG {
+        return Err(format!("larger than {MAX_CONFIG} bytes"));
+    }
     let clean = sanitize(kind, &text)?;
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;

@@ -26,6 +26,12 @@ pub const SECRETS: &[&str] = &[
     "~/.npmrc",
     "~/.config/gh",
     "~/.local/share/keyrings",
+    // Package managers' files that hold nothing but credentials: Maven's
+    // master password, RubyGems' API keys, Poetry's stored passwords.
+    "~/.m2/settings-security.xml",
+    "~/.gem/credentials",
+    "~/.local/share/gem/credentials",
+    "~/.config/pypoetry/auth.toml",
 ];
 
 /// The system's credential files: password hashes, host and service

@@ -131,6 +131,27 @@ fn the_callers_file_variables_are_followed() {
 }
 
 #[test]
+fn a_fifo_or_a_huge_file_is_not_read() {
+    let d = Dir::new("fifo");
+    let (home, tmp) = (d.0.join("home"), d.0.join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let fifo = d.0.join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    write(&home.join(".config/pip/pip.conf"), &"#".repeat(2 << 20));
+    let env = env_of(&[("HOME", &home), ("npm_config_userconfig", &fifo)]);
+    let mut s = Settings::default();
+    let h = registry_copies(&mut s, &tmp, &env);
+    assert!(h.env.is_empty(), "{:?}", h.env);
+    assert_eq!(h.notes.len(), 2, "{:?}", h.notes);
+    assert!(h.notes[0].contains("not a regular file"), "{:?}", h.notes);
+    assert!(h.notes[1].contains("larger than"), "{:?}", h.notes);
+    assert!(s.secret_paths.contains(&fifo.display().to_string()));
+}
+
+#[test]
 fn nothing_is_copied_without_the_secrets_preset() {
     let d = Dir::new("off");
     let (home, tmp) = (d.0.join("home"), d.0.join("tmp"));
