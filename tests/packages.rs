@@ -431,3 +431,62 @@ fn pip_install_into_a_venv_under_root_reads_pip_conf_without_its_password() {
     assert!(!sites[0].is_empty());
     assert_eq!(sites[0], sites[1], "the installed files");
 }
+
+const MAVEN_PASSWORD: &str = "mvn_FSGUARDtestPASSWORD0123456789";
+
+#[test]
+fn maven_offline_under_root_reads_settings_without_servers() {
+    let Some(mvn) = tool("mvn", "MAVEN_TESTS_REQUIRED") else {
+        return;
+    };
+    let td = TempDir::new("mvn");
+    let (ws, home) = (td.join("ws"), td.join("home"));
+    mkdir(&ws);
+    write_file(
+        &ws.join("pom.xml"),
+        "<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  \
+         <groupId>example</groupId>\n  <artifactId>app</artifactId>\n  <version>1.0</version>\n  \
+         <packaging>pom</packaging>\n</project>\n",
+        0o644,
+    );
+    let settings = home.join(".m2/settings.xml");
+    put(
+        &settings,
+        &format!(
+            "<settings>\n  <offline>true</offline>\n  <servers>\n    <server>\n      <id>corp</id>\n      \
+             <username>bot</username>\n      <password>{MAVEN_PASSWORD}</password>\n    </server>\n  \
+             </servers>\n</settings>\n"
+        ),
+    );
+    // The JVM takes its home from the password database, not HOME: the
+    // caller's MAVEN_OPTS names the temporary one (fsguard's own comes
+    // after it and wins).
+    let mut c = guarded(&ws, &home, &mvn, &["-o", "-X", "validate"]);
+    c.env("MAVEN_OPTS", format!("-Duser.home={}", home.display()));
+    let out = run(&mut c);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    // Maven read the copy, and put its repository in the private TMPDIR.
+    let line = |what: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("{what}: {}", out.describe()))
+            .to_string()
+    };
+    let user = line("Reading user settings from ");
+    let repo = line("Using local repository at ");
+    for l in [&user, &repo] {
+        assert!(l.contains("/fsguard-"), "{l}");
+        assert!(!l.contains(home.to_str().unwrap()), "{l}");
+    }
+    assert!(!out.stdout.contains(MAVEN_PASSWORD), "{}", out.describe());
+    // Nothing about the settings or the repository was refused (the JVM's
+    // own probes outside the root, such as /tmp/hsperfdata_USER, are not
+    // this test's).
+    for t in out.blocked() {
+        let p = t.field("path").unwrap_or("");
+        assert!(!p.contains("/.m2"), "{}", t.raw);
+    }
+    assert!(!home.join(".m2/repository").exists());
+    assert_secret_unreadable(&ws, &home, MAVEN_PASSWORD, &[&settings]);
+}

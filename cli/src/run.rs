@@ -358,6 +358,9 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     }
     env.retain(|(k, _)| !handed.env.iter().any(|(c, _)| c == k));
     env.extend(handed.env);
+    if handed.maven_home {
+        crate::tools::maven_home(&mut env, &tmp.path);
+    }
     // A dynamic Go program loads the library (and answers the gate); a
     // static program never does.
     let traced = unguarded.as_ref().is_none_or(|u| u.loads_library);

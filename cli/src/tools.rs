@@ -12,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use fsguard_policy::registry::{sanitize, REGISTRY_CONFIGS};
+use fsguard_policy::registry::{sanitize, ConfigKind, REGISTRY_CONFIGS};
 use fsguard_policy::{Access, Policy, Settings};
 
 /// The registry configuration handed to the command.
@@ -25,6 +25,9 @@ pub(crate) struct Handed {
     pub(crate) cargo_skip: Vec<&'static str>,
     /// One line per file that could not be copied.
     pub(crate) notes: Vec<String>,
+    /// Maven's configuration was copied (or refused): the JVM's
+    /// `user.home` goes to the private TMPDIR, where Maven finds the copies.
+    pub(crate) maven_home: bool,
 }
 
 /// `value` of `key` in `env`.
@@ -53,7 +56,8 @@ pub(crate) fn registry_copies(
     let home = get(env, "HOME").map(PathBuf::from);
     let mut copied: Vec<&str> = Vec::new();
     for c in REGISTRY_CONFIGS {
-        if c.copy.is_some() && c.var.is_none() && !settings.cache {
+        let maven = c.kind == ConfigKind::MavenSettings;
+        if c.copy.is_some() && c.var.is_none() && !maven && !settings.cache {
             continue;
         }
         // The file the tool reads, and the one below $HOME.
@@ -83,6 +87,7 @@ pub(crate) fn registry_copies(
             source.get_or_insert(p);
         }
         let Some(src) = source else { continue };
+        out.maven_home |= maven;
         if let Some(name) = c.dir_var.filter(|v| *v == "CARGO_HOME").and(c.copy) {
             out.cargo_skip.push(name.rsplit('/').next().unwrap_or(name));
         }
@@ -95,20 +100,7 @@ pub(crate) fn registry_copies(
         match hand(c.kind, &src, &dest) {
             Ok(()) => {
                 if let Some(var) = c.var {
-                    let value = match c.arg {
-                        Some(arg) => {
-                            let mut v = get(env, var).map(OsString::from).unwrap_or_default();
-                            if !v.is_empty() {
-                                v.push(" ");
-                            }
-                            v.push(arg);
-                            v.push(" ");
-                            v.push(&dest);
-                            v
-                        }
-                        None => dest.into_os_string(),
-                    };
-                    out.env.push((var.into(), value));
+                    out.env.push((var.into(), dest.into_os_string()));
                 }
             }
             Err(why) => out.notes.push(format!(
@@ -125,7 +117,7 @@ const MAX_CONFIG: u64 = 1 << 20;
 
 /// Reads `src` (as the supervisor), sanitises it, and writes the copy to
 /// `dest` (mode 0600, parents made).
-fn hand(kind: fsguard_policy::registry::ConfigKind, src: &Path, dest: &Path) -> Result<(), String> {
+fn hand(kind: ConfigKind, src: &Path, dest: &Path) -> Result<(), String> {
     // A regular file of a sane size only: a FIFO or a device named by a
     // variable would hang or flood the supervisor.
     let meta = std::fs::metadata(src).map_err(|e| e.to_string())?;
@@ -235,6 +227,24 @@ pub(crate) fn cache_vars(
         }
     }
     out
+}
+
+/// Points Maven's JVM at `tmp` as its `user.home` (appended to the
+/// `MAVEN_OPTS` in `env`, so it wins over an earlier one): Maven reads
+/// `~/.m2/settings.xml` and `toolchains.xml` there, where the copies are,
+/// and never the originals (Maven 3.8 treats an unreadable settings file
+/// as fatal, and reads no variable naming another).
+pub(crate) fn maven_home(env: &mut Vec<(OsString, OsString)>, tmp: &Path) {
+    let mut v = get(env, "MAVEN_OPTS")
+        .map(OsString::from)
+        .unwrap_or_default();
+    if !v.is_empty() {
+        v.push(" ");
+    }
+    v.push("-Duser.home=");
+    v.push(tmp);
+    env.retain(|(k, _)| k != "MAVEN_OPTS");
+    env.push(("MAVEN_OPTS".into(), v));
 }
 
 #[cfg(test)]

@@ -108,6 +108,7 @@ pub const SYSTEM: &[&str] = &[
     "/proc/meminfo",
     "/proc/stat",
     "/proc/filesystems",
+    "/proc/cgroups",
     "/proc/sys/kernel/random",
     "/sys/devices/system/cpu",
     // Limits runtimes size themselves by (Rust's available_parallelism, Go,
@@ -117,6 +118,13 @@ pub const SYSTEM: &[&str] = &[
     "/sys/fs/cgroup",
     "/proc/sys/vm/overcommit_memory",
     "/sys/kernel/mm/transparent_hugepage",
+    "/sys/kernel/mm/hugepages",
+    // The JVM's and Maven's configuration: Debian keeps it in /etc and
+    // links it from the install (`/usr/share/maven/bin/m2.conf`,
+    // `/usr/lib/jvm/*/lib/jvm.cfg`); each `/etc/java-<version>-<vendor>` is
+    // added at load.
+    "/etc/maven",
+    "/etc/java",
     // A stable host id, read by D-Bus, systemd tools and telemetry opt-outs.
     "/etc/machine-id",
 ];

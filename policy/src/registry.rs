@@ -48,11 +48,8 @@ pub struct RegistryConfig {
     pub copy: Option<&'static str>,
     /// The variable pointing the tool at the copy (`None`: the copy lies
     /// where the tool looks through a redirected home, such as
-    /// `CARGO_HOME` or `GRADLE_USER_HOME`).
+    /// `CARGO_HOME`, `GRADLE_USER_HOME` or Maven's `user.home`).
     pub var: Option<&'static str>,
-    /// An option naming the copy, appended to the variable's value
-    /// (`MAVEN_ARGS=-s FILE`), instead of the variable being the path.
-    pub arg: Option<&'static str>,
 }
 
 const fn config(home_path: &'static str, kind: ConfigKind) -> RegistryConfig {
@@ -63,7 +60,6 @@ const fn config(home_path: &'static str, kind: ConfigKind) -> RegistryConfig {
         kind,
         copy: None,
         var: None,
-        arg: None,
     }
 }
 
@@ -100,11 +96,16 @@ pub const REGISTRY_CONFIGS: &[RegistryConfig] = &[
         copy: Some(".cargo/config"),
         ..config(".cargo/config", ConfigKind::CargoToml)
     },
+    // Maven finds both below the JVM's `user.home`, which the CLI points
+    // at the private TMPDIR (`-Duser.home` in `MAVEN_OPTS`): Maven 3.8
+    // reads no variable for its settings file.
     RegistryConfig {
         copy: Some(".m2/settings.xml"),
-        var: Some("MAVEN_ARGS"),
-        arg: Some("-s"),
         ..config(".m2/settings.xml", ConfigKind::MavenSettings)
+    },
+    RegistryConfig {
+        copy: Some(".m2/toolchains.xml"),
+        ..config(".m2/toolchains.xml", ConfigKind::MavenSettings)
     },
     RegistryConfig {
         dir_var: Some("GRADLE_USER_HOME"),

@@ -114,16 +114,18 @@ fn the_callers_file_variables_are_followed() {
         "<settings><servers><server><password>S3CRET</password></server></servers></settings>",
     );
     let mut env = env_of(&[("HOME", &home), ("npm_config_userconfig", &theirs)]);
-    env.push(("MAVEN_ARGS".into(), "-B".into()));
+    env.push(("MAVEN_OPTS".into(), "-Xmx1g".into()));
     let mut s = Settings::default();
     let h = registry_copies(&mut s, &tmp, &env);
+    assert!(h.maven_home);
+    maven_home(&mut env, &tmp);
     assert_eq!(
         std::fs::read_to_string(tmp.join(".npmrc")).unwrap(),
         "registry=https://mine.example/\n"
     );
     assert!(s.secret_paths.contains(&theirs.display().to_string()));
-    let args = format!("-B -s {}", tmp.join(".m2/settings.xml").display());
-    assert_eq!(value(&h.env, "MAVEN_ARGS"), Some(args.as_str()));
+    let opts = format!("-Xmx1g -Duser.home={}", tmp.display());
+    assert_eq!(value(&env, "MAVEN_OPTS"), Some(opts.as_str()));
     assert_eq!(
         std::fs::read_to_string(tmp.join(".m2/settings.xml")).unwrap(),
         "<settings></settings>"
