@@ -177,7 +177,8 @@ pub const PROC_PUBLIC: &[&str] = &[
 /// which win over it when set in the caller's environment, so they are set
 /// too. The package managers' own: npm's cache (its `_cacache`, `_logs` and
 /// update-notifier state live there), yarn's cache (v1 and berry) and
-/// berry's global folder, pnpm's home (its store is `$PNPM_HOME/store`),
+/// berry's global folder, pnpm's home (its store is `$PNPM_HOME/store`) and
+/// state (`XDG_STATE_HOME`),
 /// Go's build and module caches, Gradle's user home, RubyGems' and
 /// Bundler's homes, uv's and Poetry's caches. Maven's local repository is
 /// set through `MAVEN_OPTS` (`-Dmaven.repo.local`), by the CLI.
@@ -189,6 +190,8 @@ pub const CACHE_ENV: &[(&str, &str)] = &[
     ("YARN_CACHE_FOLDER", ".cache/yarn"),
     ("YARN_GLOBAL_FOLDER", ".yarn/berry"),
     ("PNPM_HOME", ".local/share/pnpm"),
+    // pnpm's update-check state; under a root the real one is refused anyway.
+    ("XDG_STATE_HOME", ".local/state"),
     ("GOCACHE", ".cache/go-build"),
     ("GOMODCACHE", "go/pkg/mod"),
     ("GRADLE_USER_HOME", ".gradle"),
