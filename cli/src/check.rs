@@ -165,8 +165,9 @@ fn describe(s: &Settings) -> String {
     );
     let _ = writeln!(
         o,
-        "# cache ({}): fsguard run sets {} and CARGO_HOME (links to the real one's \
-         entries, fresh lock files) below its private TMPDIR",
+        "# cache ({}): fsguard run sets {}, CARGO_HOME (links to the real one's \
+         entries, fresh lock files) and MAVEN_OPTS (-Dmaven.repo.local) below its \
+         private TMPDIR",
         if s.cache { "on" } else { "off" },
         fsguard_policy::CACHE_ENV
             .iter()

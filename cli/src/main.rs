@@ -28,6 +28,7 @@ mod spawn;
 mod suggest;
 mod sys;
 mod tmpdir;
+mod tools;
 mod wrap;
 
 use std::process::ExitCode;

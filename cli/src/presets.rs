@@ -21,10 +21,12 @@ const CARGO_PRIVATE: &[&str] = &[
 
 /// The variables the preset sets for the command (directories below
 /// `tmp`; `env` is the command's environment, for `CARGO_HOME`), and the
-/// directories and links to make for them.
+/// directories and links to make for them. `skip`: entries of the real
+/// `CARGO_HOME` not linked (its configuration, handed as a copy).
 pub fn cache_env(
     tmp: &Path,
     env: &[(OsString, OsString)],
+    skip: &[&str],
 ) -> (Vec<(OsString, OsString)>, CacheDirs) {
     let get = |k: &str| {
         env.iter()
@@ -56,7 +58,7 @@ pub fn cache_env(
         let home = tmp.join(".cargo");
         for e in std::fs::read_dir(&real).into_iter().flatten().flatten() {
             let name = e.file_name();
-            if CARGO_PRIVATE.iter().any(|p| name == *p) {
+            if CARGO_PRIVATE.iter().chain(skip).any(|p| name == *p) {
                 continue;
             }
             links.push((e.path(), home.join(&name)));

@@ -253,6 +253,18 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     let tmp = TmpDir::create(&settings, opts.keep_tmp)?;
     let tmp_s = tmp.path.display().to_string();
     settings.tmpdir = Some(tmp_s.clone());
+    // Registry configuration handed without its credentials; the
+    // originals join the secrets before the policy is frozen.
+    let handed = crate::tools::registry_copies(
+        &mut settings,
+        &tmp.path,
+        &std::env::vars_os().collect::<Vec<_>>(),
+    );
+    if !opts.quiet {
+        for note in &handed.notes {
+            eprintln!("{note}");
+        }
+    }
     // A log file is written here, from the lines the library relays: no
     // guarded process holds a descriptor to it.
     let log_file = match &settings.log.target {
@@ -339,10 +351,17 @@ pub(crate) fn cmd_run(cli: &Cli) -> Result<ExitCode, String> {
     env.push(("TMPDIR".into(), tmp.path.clone().into_os_string()));
     let mut cache_dirs = None;
     if settings.cache {
-        let (cache, dirs) = crate::presets::cache_env(&tmp.path, &env);
+        let (cache, dirs) = crate::presets::cache_env(&tmp.path, &env, &handed.cargo_skip);
+        let policy = Policy::new(settings.clone()).ok();
+        let cache = crate::tools::cache_vars(policy.as_ref(), &tmp.path, &env, cache);
         env.retain(|(k, _)| !cache.iter().any(|(c, _)| c == k));
         env.extend(cache);
         cache_dirs = Some(dirs);
+    }
+    env.retain(|(k, _)| !handed.env.iter().any(|(c, _)| c == k));
+    env.extend(handed.env);
+    if handed.maven_home {
+        crate::tools::maven_home(&mut env, &tmp.path);
     }
     // A dynamic Go program loads the library (and answers the gate); a
     // static program never does.

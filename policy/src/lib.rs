@@ -24,6 +24,7 @@ pub mod profiles;
 #[cfg(test)]
 mod profiles_tests;
 pub mod program;
+pub mod registry;
 pub mod seatbelt;
 mod settings;
 pub mod sockets;

@@ -26,6 +26,12 @@ pub const SECRETS: &[&str] = &[
     "~/.npmrc",
     "~/.config/gh",
     "~/.local/share/keyrings",
+    // Package managers' files that hold nothing but credentials: Maven's
+    // master password, RubyGems' API keys, Poetry's stored passwords.
+    "~/.m2/settings-security.xml",
+    "~/.gem/credentials",
+    "~/.local/share/gem/credentials",
+    "~/.config/pypoetry/auth.toml",
 ];
 
 /// The system's credential files: password hashes, host and service
@@ -102,6 +108,7 @@ pub const SYSTEM: &[&str] = &[
     "/proc/meminfo",
     "/proc/stat",
     "/proc/filesystems",
+    "/proc/cgroups",
     "/proc/sys/kernel/random",
     "/sys/devices/system/cpu",
     // Limits runtimes size themselves by (Rust's available_parallelism, Go,
@@ -111,6 +118,13 @@ pub const SYSTEM: &[&str] = &[
     "/sys/fs/cgroup",
     "/proc/sys/vm/overcommit_memory",
     "/sys/kernel/mm/transparent_hugepage",
+    "/sys/kernel/mm/hugepages",
+    // The JVM's and Maven's configuration: Debian keeps it in /etc and
+    // links it from the install (`/usr/share/maven/bin/m2.conf`,
+    // `/usr/lib/jvm/*/lib/jvm.cfg`); each `/etc/java-<version>-<vendor>` is
+    // added at load.
+    "/etc/maven",
+    "/etc/java",
     // A stable host id, read by D-Bus, systemd tools and telemetry opt-outs.
     "/etc/machine-id",
 ];
@@ -161,9 +175,28 @@ pub const PROC_PUBLIC: &[&str] = &[
 /// pytest plugins and most tools following the XDG rules cache under
 /// `XDG_CACHE_HOME`; pip and virtualenv also have their own variables,
 /// which win over it when set in the caller's environment, so they are set
-/// too.
+/// too. The package managers' own: npm's cache (its `_cacache`, `_logs` and
+/// update-notifier state live there), yarn's cache (v1 and berry) and
+/// berry's global folder, pnpm's home (its store is `$PNPM_HOME/store`) and
+/// state (`XDG_STATE_HOME`),
+/// Go's build and module caches, Gradle's user home, RubyGems' and
+/// Bundler's homes, uv's and Poetry's caches. Maven's local repository is
+/// set through `MAVEN_OPTS` (`-Dmaven.repo.local`), by the CLI.
 pub const CACHE_ENV: &[(&str, &str)] = &[
     ("XDG_CACHE_HOME", ".cache"),
     ("PIP_CACHE_DIR", ".cache/pip"),
     ("VIRTUALENV_OVERRIDE_APP_DATA", ".cache/virtualenv"),
+    ("npm_config_cache", ".npm"),
+    ("YARN_CACHE_FOLDER", ".cache/yarn"),
+    ("YARN_GLOBAL_FOLDER", ".yarn/berry"),
+    ("PNPM_HOME", ".local/share/pnpm"),
+    // pnpm's update-check state; under a root the real one is refused anyway.
+    ("XDG_STATE_HOME", ".local/state"),
+    ("GOCACHE", ".cache/go-build"),
+    ("GOMODCACHE", "go/pkg/mod"),
+    ("GRADLE_USER_HOME", ".gradle"),
+    ("GEM_HOME", ".gem"),
+    ("BUNDLE_USER_HOME", ".bundle"),
+    ("UV_CACHE_DIR", ".cache/uv"),
+    ("POETRY_CACHE_DIR", ".cache/pypoetry"),
 ];

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::paths::{
-    absolute, canonical_prefix_in, expand_pattern, expand_pattern_in, system_paths,
+    absolute, canonical_prefix_in, expand_pattern, expand_pattern_in, jvm_config_dirs, system_paths,
 };
 use super::walk::Walk;
 use super::{Context, Error, ListKind, LogTarget, Settings};
@@ -168,6 +168,7 @@ impl Builder {
             }
         }
         s.system_paths = system_paths(&walk, &ctx, s.root.as_deref());
+        s.system_paths.extend(jvm_config_dirs(&walk));
         s.home = ctx
             .home
             .as_ref()

@@ -155,6 +155,22 @@ pub(super) fn expand_pattern_in(
     })
 }
 
+/// The JVMs' configuration directories in `/etc` (`/etc/java-17-openjdk`,
+/// one per installed JDK; Debian links `jvm.cfg` and `java.security` there
+/// from the install), real paths: readable with the `system` preset.
+pub(super) fn jvm_config_dirs(walk: &Walk) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir("/etc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"java-"))
+        .filter_map(|e| walk.canonicalize(&e.path()).ok())
+        .map(|c| c.display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 /// `system` locations: the built-in list plus the install prefixes of the
 /// main executable and of each `PATH` directory. A `bin`, `sbin` or `shims`
 /// directory stands for its parent (`~/.pyenv/shims` → `~/.pyenv`); any
