@@ -9,7 +9,7 @@
 //! with `ENOENT` when the descriptor is close-on-exec. The library does its
 //! work instead, as `fs/binfmt_script.c` does it: the `#!` line is read from
 //! the script's descriptor, the interpreter opened and judged the same way
-//! (up to the kernel's four levels), and the last one executed through its
+//! (up to the kernel's five), and the last one executed through its
 //! descriptor with the kernel's argv: each interpreter and its optional
 //! argument, the script's path as the caller gave it, the caller's
 //! arguments after the first.
@@ -36,9 +36,10 @@ use crate::resolve::{Follow, Spill};
 
 type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
 
-/// How deep `#!` interpreters may nest (the kernel's
-/// `BINPRM_MAX_RECURSION`): deeper fails with `ELOOP`, as bare.
-const LEVELS: usize = 4;
+/// How many `#!` scripts may run one another (`exec_binprm` in
+/// `fs/exec.c` gives up after five interpreters): more fail with `ELOOP`,
+/// as bare.
+const LEVELS: usize = 5;
 
 /// Room for the interpreters' names and arguments, NUL-terminated.
 const STRINGS: usize = LEVELS * 2 * (SHEBANG_HEAD + 1);

@@ -144,7 +144,7 @@ fn judge(
 }
 
 /// A script runs its `#!` interpreter (which may itself be a script, up to
-/// the kernel's four levels): each is executed too, so each is checked.
+/// the kernel's five): each is executed too, so each is checked.
 /// Never inlined, nor is [`unguarded`]: their buffers are not on the stack
 /// while the program's own check runs.
 #[inline(never)]
@@ -162,7 +162,7 @@ fn check_interpreters(
         let Some(mut fd) = open_exec(dirfd, path, follow) else {
             return unreadable(call, dirfd, path, follow);
         };
-        for _ in 0..4 {
+        for _ in 0..5 {
             let mut head = [0u8; HEAD + 1];
             let Ok(n) = rustix::io::pread(&fd, &mut head[..HEAD], 0) else {
                 return Ok(());
