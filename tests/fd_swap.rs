@@ -10,7 +10,8 @@
 //! truncated and written within a few thousand tries, with the library of
 //! every commit so far). It is ignored until the route acts through what
 //! it verified (docs/limits.md, "Races that remain"); run it with
-//! `cargo test --test fd_swap -- --ignored`.
+//! `cargo test --test fd_swap -- --ignored`. Under `fsguard run` Landlock
+//! closes it (the second test).
 
 #![cfg(target_os = "linux")]
 
@@ -43,5 +44,43 @@ fn fd_swap_never_reaches_the_outside_file() {
         "SECRET-OUTSIDE\n",
         "the outside file was reached: {}",
         out_run.describe()
+    );
+}
+
+/// Under `fsguard run`, Landlock (on by default where the kernel has it)
+/// confines the kernel's own calls, whatever descriptor they come through:
+/// the same race never reaches the outside file.
+#[test]
+fn fd_swap_under_run_with_landlock_never_reaches_the_outside_file() {
+    if landlock_abi() < 1 {
+        eprintln!("no Landlock: skipped");
+        return;
+    }
+    let td = TempDir::new("fd-swap-run");
+    let ws = td.join("ws");
+    let out = td.join("out");
+    mkdir(&ws);
+    mkdir(&out);
+    write_file(&ws.join("target"), "inside\n", 0o644);
+    symlink("target", &ws.join("link"));
+    let secret = out.join("secret");
+    write_file(&secret, "SECRET-OUTSIDE\n", 0o644);
+    let prog = c_program("fd_swap", &["-pthread"]);
+    let mut c = bare_cmd(cli());
+    c.args(["run", "--quiet", "--root"])
+        .arg(&ws)
+        .arg("--")
+        .arg(&prog)
+        .arg(ws.join("link"))
+        .arg(&secret)
+        .arg("5000");
+    let o = run(&mut c);
+    println!("fd_swap under run: {}", o.stdout.trim());
+    assert!(o.stdout.contains("opened="), "{}", o.describe());
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "SECRET-OUTSIDE\n",
+        "the outside file was reached: {}",
+        o.describe()
     );
 }
