@@ -16,8 +16,8 @@
 //!
 //! The descriptors are numbers another thread could close and reuse for
 //! another object between the check and the exec: the thread's descriptor
-//! table is made its own first (`unshare(CLONE_FILES)`, which execve does
-//! anyway when it succeeds).
+//! table is made its own once the program is open ([`own_table`]:
+//! `unshare(CLONE_FILES)`, which execve does anyway when it succeeds).
 
 use std::ffi::{c_char, c_int, CStr};
 use std::mem::MaybeUninit;
@@ -97,6 +97,7 @@ fn open_object(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Result<Object, E
         if dirfd < 0 {
             return Err(Errno::BADF);
         }
+        own_table()?;
         Exec::Caller(dirfd)
     } else {
         let p = path.get().ok_or(Errno::FAULT)?;
@@ -111,7 +112,9 @@ fn open_object(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Result<Object, E
             // SAFETY: only passed to openat, which checks it.
             d => unsafe { BorrowedFd::borrow_raw(d) },
         };
-        Exec::Own(crate::sys::open_ref(dir, p, extra)?)
+        let fd = crate::sys::open_ref(dir, p, extra)?;
+        own_table()?;
+        Exec::Own(fd)
     };
     let raw = match &exec {
         Exec::Own(fd) => fd.as_raw_fd(),
@@ -127,6 +130,18 @@ fn open_object(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Result<Object, E
     let s = CStr::from_bytes_with_nul(&link[..=n]).map_err(|_| Errno::INVAL)?;
     let read = rustix::fs::openat(CWD, s, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
     Ok(Object { exec, read })
+}
+
+/// Makes this thread's descriptor table its own: from here no other
+/// thread can close a number the exec holds and put another file there.
+/// Done once the program is open (an exec that fails to find its program,
+/// as `execvp` does along `PATH`, leaves the table shared); whatever the
+/// number held then, every check and the exec see that same object.
+fn own_table() -> Result<(), Errno> {
+    // SAFETY: no descriptor the library hands another thread is opened
+    // after this (the library's own are reopened where they are missing),
+    // and a successful exec unshares the table anyway.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }
 }
 
 /// The policy's check of the object open at `fd` (an `exec` access, by
@@ -223,13 +238,6 @@ pub(super) unsafe fn exec_bound(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    // SAFETY: from here this thread's descriptor table is its own: no fd
-    // the library hands another thread is opened after it (the library's
-    // own fds are reopened where they are missing), and a successful exec
-    // makes it so anyway.
-    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) } {
-        return fail(e.raw_os_error());
-    }
     let first = match open_object(dirfd, path, follow) {
         Ok(o) => o,
         Err(e) => return fail(fallback().err().unwrap_or(e.raw_os_error())),
