@@ -57,9 +57,13 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         // The process's name a bare exec would have given it (the exec
         // hooks run the program through a descriptor: crate::exec).
         if let Some((_, comm)) = vars.iter().find(|(k, _)| k == "FSGUARD_COMM") {
+            // Set by Linux's exec hooks only.
+            #[cfg(target_os = "linux")]
             if let Ok(c) = std::ffi::CString::new(comm.as_bytes()) {
                 let _ = rustix::thread::set_name(&c);
             }
+            #[cfg(not(target_os = "linux"))]
+            let _ = comm;
             // SAFETY: as above.
             unsafe { libc::unsetenv(c"FSGUARD_COMM".as_ptr()) };
         }
