@@ -269,3 +269,36 @@ fn a_symlinked_program_keeps_its_name() {
     assert!(bare.stdout.starts_with("py-link "), "{}", bare.describe());
     assert_eq!(guarded.stdout, bare.stdout, "{}", guarded.describe());
 }
+
+/// execveat with `AT_SYMLINK_NOFOLLOW` on a symlink fails with `ELOOP`, as
+/// bare: the program opened without following it is the symlink itself.
+#[test]
+fn execveat_nofollow_on_a_symlink_is_eloop() {
+    let td = TempDir::new("exec-swap-nofollow");
+    let d = scripts(&td);
+    std::os::unix::fs::symlink("show.sh", d.join("lnk")).unwrap();
+    let code = r#"
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+argv = (ctypes.c_char_p * 2)(b"lnk", None)
+envp = (ctypes.c_char_p * 1)(None)
+libc.execveat(-100, b"lnk", argv, envp, 0x100)
+print("errno", ctypes.get_errno())
+"#;
+    let go = |mut c: Command| {
+        c.current_dir(&d).args(["-c", code]);
+        run(&mut c)
+    };
+    let bare = go(bare_cmd(python()));
+    let guarded = go(guarded_cmd(
+        python(),
+        &[("FSGUARD_ROOT", td.path().to_str().unwrap())],
+    ));
+    assert_eq!(bare.stdout.trim(), "errno 40", "{}", bare.describe());
+    assert_eq!(guarded.stdout, bare.stdout, "{}", guarded.describe());
+    assert!(
+        !guarded.stderr.contains("[fsguard]"),
+        "{}",
+        guarded.describe()
+    );
+}

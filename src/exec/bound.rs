@@ -122,8 +122,11 @@ fn open_object(dirfd: c_int, path: CArg<'_>, follow: Follow) -> Result<Object, E
     };
     // SAFETY: our own fd, or the caller's checked by fstat (EBADF).
     let st = rustix::fs::fstat(unsafe { BorrowedFd::borrow_raw(raw) })?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return Err(Errno::ACCESS);
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        // AT_SYMLINK_NOFOLLOW on a symlink: exec's answer.
+        FileType::Symlink => return Err(Errno::LOOP),
+        _ => return Err(Errno::ACCESS),
     }
     let mut link = [0u8; crate::sys::FD_LINK_MAX + 1];
     let n = crate::sys::fd_link(raw, &mut link);
@@ -240,6 +243,8 @@ pub(super) unsafe fn exec_bound(
 ) -> c_int {
     let first = match open_object(dirfd, path, follow) {
         Ok(o) => o,
+        // A symlink under AT_SYMLINK_NOFOLLOW: nothing to judge.
+        Err(Errno::LOOP) if follow == Follow::NoFollow => return fail(libc::ELOOP),
         Err(e) => return fail(fallback().err().unwrap_or(e.raw_os_error())),
     };
     let mut chain = Chain {
