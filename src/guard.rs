@@ -736,6 +736,11 @@ impl Guard {
         dest: Option<&[u8]>,
         audited: bool,
     ) -> Result<(), c_int> {
+        // Another process's memory or environment, by its /proc file.
+        #[cfg(target_os = "linux")]
+        if let (Some(access), true) = (t.access, mine.starts_with(b"/proc/")) {
+            crate::hooks_more::process::memory_file(self, call, access, mine)?;
+        }
         let Some(access) = t.access else {
             // Metadata: confined only to hide what lies outside.
             let d = self.policy.decide(Access::Read, mine);
@@ -933,6 +938,12 @@ pub fn open_fast(dirfd: c_int, path: CArg<'_>, flags: c_int, mode: libc::mode_t)
     crate::reserve::take();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let path = path.get()?;
+        // Another process's memory or environment by its /proc file: the
+        // full check ([`Guard::decide`]), whose resolved path names it.
+        #[cfg(target_os = "linux")]
+        if path.to_bytes().ends_with(b"mem") || path.to_bytes().ends_with(b"environ") {
+            return None;
+        }
         // The usual path needs no folding: decided on the joined path
         // itself, with one buffer on the stack.
         let mut raw = RawPath::new();

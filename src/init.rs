@@ -54,6 +54,19 @@ fn load(envp: &StartEnv) -> Result<Guard, String> {
         // SAFETY: a C string literal; the program's own code that may run
         // meanwhile on another thread is before its `main`.
         unsafe { libc::unsetenv(c"FSGUARD_POLICY_FD".as_ptr()) };
+        // The process's name a bare exec would have given it (the exec
+        // hooks run the program through a descriptor: crate::exec).
+        if let Some((_, comm)) = vars.iter().find(|(k, _)| k == "FSGUARD_COMM") {
+            // Set by Linux's exec hooks only.
+            #[cfg(target_os = "linux")]
+            if let Ok(c) = std::ffi::CString::new(comm.as_bytes()) {
+                let _ = rustix::thread::set_name(&c);
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = comm;
+            // SAFETY: as above.
+            unsafe { libc::unsetenv(c"FSGUARD_COMM".as_ptr()) };
+        }
     }
     let settings = match &frozen {
         Some(frozen) => Settings::from_frozen(frozen).map_err(|e| e.to_string())?,

@@ -11,6 +11,7 @@ use fsguard_policy::Access;
 
 use crate::entry::Syscalls;
 use crate::guard::{self, set_errno, CArg, Target};
+use crate::hooks::at_follow;
 use crate::hooks::{CheckInfo, HookInfo};
 use crate::resolve::Follow;
 use libc::{SYS_faccessat, SYS_fchmodat};
@@ -96,11 +97,24 @@ pub const TABLES: &[&Syscalls] = &[
 // The system calls whose arguments are not their libc function's: the
 // plain fchmodat and faccessat have no flags argument (they always follow;
 // libc's rows take flags, as fchmodat2 and faccessat2 do).
+//
+// file_getattr and file_setattr (Linux 6.17) have no libc function yet:
+// `(dirfd, path, attr, size, at_flags)`, the inode's flags and project id
+// (`FS_IOC_FSGETXATTR` by path) read, or changed: a metadata write, as
+// chmod is.
 syscalls! {
     fn check_unlike_libc(nr, a, b, c, d, e, f);
     SYS_fchmodat as "fchmodat" => [WRITE, Follow::Yes, i(a), p(b), false];
     SYS_faccessat as "faccessat" => [META, Follow::Yes, i(a), p(b), false];
+    SYS_FILE_GETATTR as "file_getattr" => [META, at_follow(i(e), p(b)), i(a), p(b), false];
+    SYS_FILE_SETATTR as "file_setattr" => [WRITE, at_follow(i(e), p(b)), i(a), p(b), false];
 }
+
+/// file_getattr(2), newer than the libc crate knows; the number is the
+/// same on every architecture (the unified table).
+pub const SYS_FILE_GETATTR: c_long = 468;
+/// file_setattr(2), as [`SYS_FILE_GETATTR`].
+pub const SYS_FILE_SETATTR: c_long = 469;
 
 /// The system calls of the `hooks!` tables' rows, then those above.
 ///

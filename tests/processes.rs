@@ -428,7 +428,9 @@ fn item4_strace_follows_its_own_children_under_the_guard() {
         let traced = std::fs::read_to_string(&log).unwrap_or_default();
         let ok = o.code() == Some(0)
             && o.stdout.contains("hi")
-            && traced.contains("execve(\"/bin/true\"")
+            // The exec family runs the program through the descriptor it
+            // checked (docs/limits.md, "Exec runs the object checked").
+            && traced.contains(", \"\", [\"/bin/true\"]")
             && !o
                 .blocked()
                 .iter()
@@ -487,4 +489,95 @@ fn item4_siblings_are_inside_under_run_only() {
         }
     }
     f.finish("sibling");
+}
+
+/// What `proc_files` tries on process `pid`'s `/proc` files, by path.
+const PROC_FILES: &str = r#"
+import sys
+pid = sys.argv[1]
+for name, mode in [("mem", "r+b"), ("mem", "rb"), ("environ", "rb"), ("task/" + pid + "/mem", "r+b")]:
+    try:
+        with open("/proc/" + pid + "/" + name, mode) as f:
+            print(name, mode, "opened", f.read(64) if name == "environ" else "")
+    except OSError as e:
+        print(name, mode, "errno", e.errno)
+with open("/proc/self/mem", "rb") as f:
+    print("self opened")
+"#;
+
+/// Another process's memory and environment reached as files (issue 27,
+/// "other processes' memory as paths"): `/proc/<pid>/mem` opened for
+/// writing is code injection into it, for reading as process_vm_readv;
+/// `/proc/<pid>/environ` holds its keys. Refused for a process outside the
+/// guarded tree (`rule=process`), even where the policy lets `/proc` be
+/// read (`read.allow = ["/proc"]`) or names no root at all (deny rules
+/// only, or write rules only: the secrets preset's read rules make every
+/// read checked); the program's own stay open to it.
+#[test]
+fn proc_memory_files_of_processes_outside_are_refused() {
+    for how in HOWS {
+        for policy in ["root", "deny_only", "writes_only"] {
+            let (td, ws, out) = layout("proc-files");
+            let victim = Victim::start(&out.join("secret"));
+            let cfg = td.join("fsguard.toml");
+            let text = match policy {
+                "root" => format!(
+                    "root = {:?}\n[read]\nallow = [\"/proc\"]\n",
+                    ws.to_str().unwrap()
+                ),
+                "deny_only" => format!(
+                    "[read]\ndeny = [{o:?}]\n[write]\ndeny = [{o:?}]\n",
+                    o = out.to_str().unwrap()
+                ),
+                _ => format!("[write]\ndeny = [{:?}]\n", out.to_str().unwrap()),
+            };
+            std::fs::write(&cfg, text).unwrap();
+            let pid = victim.pid.to_string();
+            let mut c = match how {
+                How::Bare => guarded_cmd(python(), &[("FSGUARD_CONFIG", cfg.to_str().unwrap())]),
+                How::Run | How::RunNoLandlock => {
+                    let mut c = bare_cmd(cli());
+                    c.arg("run");
+                    if how == How::RunNoLandlock {
+                        c.arg("--no-landlock");
+                    }
+                    c.arg("--config").arg(&cfg).arg("--").arg(python());
+                    c
+                }
+            };
+            c.args(["-c", PROC_FILES, &pid]);
+            let o = run(&mut c);
+            let what = format!("{how:?} {policy}");
+            let task = format!("task/{pid}/mem r+b errno 13");
+            for want in [
+                "mem r+b errno 13",
+                "mem rb errno 13",
+                "environ rb errno 13",
+                &task,
+                "self opened",
+            ] {
+                assert!(
+                    o.stdout.contains(want),
+                    "{what}: no {want:?}: {}",
+                    o.describe()
+                );
+            }
+            let refused: Vec<_> = o
+                .blocked()
+                .into_iter()
+                .filter(|t| t.field("rule") == Some("process"))
+                .collect();
+            assert_eq!(refused.len(), 4, "{what}: {}", o.describe());
+            for t in &refused {
+                assert_eq!(
+                    t.field("path"),
+                    Some(format!("/proc/{pid}").as_str()),
+                    "{what}: {}",
+                    t.raw
+                );
+                assert_eq!(t.call, "open", "{what}: {}", t.raw);
+            }
+            assert!(victim.memory().starts_with("MARKER-"), "{what}");
+        }
+    }
 }

@@ -48,6 +48,33 @@ impl Stat {
     }
 }
 
+/// The process whose memory a `/proc` file reads or writes:
+/// `/proc/<pid>/mem` (its memory: a write there is code injection) and
+/// `/proc/<pid>/environ` (its environment, keys and tokens among it), also
+/// under `task/<tid>/`. `path` is resolved (no symlink, no `/proc/self`).
+/// The pid named first: a thread's files are its process's.
+pub fn memory_file(path: &[u8]) -> Option<u32> {
+    let rest = path.strip_prefix(b"/proc/")?;
+    let mut parts = rest.split(|&c| c == b'/');
+    let pid = parts.next()?;
+    let number = |p: &[u8]| -> Option<u32> {
+        if p.is_empty() || p.len() > 10 || !p.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(p).ok()?.parse().ok()
+    };
+    let pid = number(pid)?;
+    let mut entry = parts.next()?;
+    if entry == b"task" {
+        number(parts.next()?)?;
+        entry = parts.next()?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    matches!(entry, b"mem" | b"environ").then_some(pid)
+}
+
 /// Reads a `/proc/<pid>/stat` line: `pid (comm) state ppid …`, where comm
 /// may hold spaces and parentheses (the last `)` ends it).
 pub fn parse_stat(line: &[u8]) -> Option<Stat> {
@@ -192,6 +219,19 @@ pub fn descends(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_files_name_their_process() {
+        assert_eq!(memory_file(b"/proc/123/mem"), Some(123));
+        assert_eq!(memory_file(b"/proc/123/environ"), Some(123));
+        assert_eq!(memory_file(b"/proc/123/task/124/mem"), Some(123));
+        assert_eq!(memory_file(b"/proc/123/maps"), None);
+        assert_eq!(memory_file(b"/proc/123/mem/x"), None);
+        assert_eq!(memory_file(b"/proc/self/mem"), None);
+        assert_eq!(memory_file(b"/proc/12a/mem"), None);
+        assert_eq!(memory_file(b"/home/proc/1/mem"), None);
+        assert_eq!(memory_file(b"/proc/123/task/x/mem"), None);
+    }
 
     fn line(pid: u32, comm: &str, ppid: u32, start: u64) -> Vec<u8> {
         let mut fields: Vec<String> = vec!["S".into(), ppid.to_string()];

@@ -256,6 +256,74 @@ pub fn interpreter(head: &[u8]) -> Option<std::ops::Range<usize>> {
     (len > 0).then(|| start..start + len)
 }
 
+/// The bytes of a file's head Linux reads for its `#!` line
+/// (`BINPRM_BUF_SIZE`).
+pub const SHEBANG_HEAD: usize = 256;
+
+/// A `#!` line as Linux reads it (`fs/binfmt_script.c`): where the
+/// interpreter's name and its one optional argument lie in the head.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shebang {
+    /// The interpreter, up to the first space, tab or NUL.
+    pub name: std::ops::Range<usize>,
+    /// The rest of the line, spaces and tabs trimmed at both ends, up to a
+    /// NUL: one argument, however many words it holds; `None` when empty.
+    pub arg: Option<std::ops::Range<usize>>,
+}
+
+/// The `#!` line of `head` (the file's first bytes, at most
+/// [`SHEBANG_HEAD`]; a shorter file reads as if padded with NULs) as the
+/// kernel parses it: `None` for no `#!`, `Some(Err(()))` for a line the
+/// kernel refuses with `ENOEXEC` (no interpreter, or one cut by the end of
+/// the head), else the interpreter and its argument.
+pub fn shebang(head: &[u8]) -> Option<Result<Shebang, ()>> {
+    let head = &head[..head.len().min(SHEBANG_HEAD)];
+    if !head.starts_with(b"#!") {
+        return None;
+    }
+    // The kernel's buffer: the head, NUL-padded to its full size.
+    let at = |i: usize| head.get(i).copied().unwrap_or(0);
+    let spacetab = |c: u8| c == b' ' || c == b'\t';
+    let last = SHEBANG_HEAD - 1;
+    let next_non_spacetab = |from: usize, to: usize| (from..=to).find(|&i| !spacetab(at(i)));
+    let next_terminator =
+        |from: usize, to: usize| (from..=to).find(|&i| spacetab(at(i)) || at(i) == 0);
+    let mut end = match (0..SHEBANG_HEAD).find(|&i| at(i) == b'\n') {
+        Some(i) => i,
+        None => {
+            let Some(i) = next_non_spacetab(2, last) else {
+                return Some(Err(()));
+            };
+            // No later space, tab or NUL: the name is cut.
+            if next_terminator(i, last).is_none() {
+                return Some(Err(()));
+            }
+            last
+        }
+    };
+    while end > 2 && spacetab(at(end - 1)) {
+        end -= 1;
+    }
+    let name = match next_non_spacetab(2, end) {
+        Some(i) if i < end => i,
+        _ => return Some(Err(())),
+    };
+    let sep = next_terminator(name, end);
+    let name_end = sep.unwrap_or(end).min(end);
+    let arg = match sep {
+        Some(s) if s < end && at(s) != 0 => next_non_spacetab(s, end)
+            .filter(|&a| a < end)
+            .map(|a| a..(a..end).find(|&i| at(i) == 0).unwrap_or(end)),
+        _ => None,
+    };
+    // A name with a NUL in it ends there.
+    let name_end = (name..name_end).find(|&i| at(i) == 0).unwrap_or(name_end);
+    Some(Ok(Shebang {
+        name: name..name_end,
+        arg,
+    }))
+}
+
 /// The directories System Integrity Protection guards on macOS: dyld
 /// removes every `DYLD_*` variable (`DYLD_INSERT_LIBRARIES` with them) for
 /// a program under one of them, so the library is never loaded there.
@@ -298,6 +366,39 @@ pub fn set_id(mode: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The interpreter and argument of a `#!` line, as strings.
+    fn sb(head: &[u8]) -> Option<Result<(String, Option<String>), ()>> {
+        let t = |r: std::ops::Range<usize>| String::from_utf8_lossy(&head[r]).into_owned();
+        shebang(head).map(|r| r.map(|s| (t(s.name), s.arg.map(t))))
+    }
+
+    #[test]
+    fn shebang_lines_read_as_the_kernel_reads_them() {
+        let ok = |n: &str, a: Option<&str>| Some(Ok((n.to_string(), a.map(str::to_string))));
+        assert_eq!(sb(b"\x7fELF"), None);
+        assert_eq!(sb(b"#!/bin/sh\necho"), ok("/bin/sh", None));
+        assert_eq!(sb(b"#!/bin/sh"), ok("/bin/sh", None));
+        assert_eq!(
+            sb(b"#! \t/usr/bin/env  python3 -u \t\nx"),
+            ok("/usr/bin/env", Some("python3 -u"))
+        );
+        assert_eq!(sb(b"#!/bin/sh \n"), ok("/bin/sh", None));
+        assert_eq!(sb(b"#!\n/bin/sh"), Some(Err(())));
+        assert_eq!(sb(b"#!   \n"), Some(Err(())));
+        // An argument cut at a NUL; an empty one is still an argument.
+        assert_eq!(sb(b"#!/bin/sh -e\0x\n"), ok("/bin/sh", Some("-e")));
+        assert_eq!(sb(b"#!/bin/sh \0x\n"), ok("/bin/sh", Some("")));
+        // No newline in the head: a name cut by its end is refused, a
+        // complete one keeps its argument up to the last byte but one.
+        let mut long = b"#!/".to_vec();
+        long.extend([b'x'; 300]);
+        assert_eq!(sb(&long), Some(Err(())));
+        let mut cut = b"#!/bin/sh ".to_vec();
+        cut.extend([b'a'; 300]);
+        let arg = "a".repeat(SHEBANG_HEAD - 1 - 10);
+        assert_eq!(sb(&cut), ok("/bin/sh", Some(&arg)));
+    }
 
     /// A 64-bit (or 32-bit) ELF image with program headers of the given types.
     fn elf(wide: bool, le: bool, types: &[u32], phoff: u64) -> Vec<u8> {

@@ -91,31 +91,60 @@ fn unguarded(
         let Some((kind, fd)) = inspect(dirfd, path, follow) else {
             return Ok(());
         };
-        let mut resolved = resolve::PathBuf::new();
-        let shown: &[u8] = match resolve::fd_path(fd.as_raw_fd(), &mut resolved) {
-            Ok(()) => resolved.as_bytes(),
-            Err(_) => b"?",
-        };
-        match setting {
-            _ if kind.always_refused() => {
-                g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
-            }
-            UnguardedExec::Deny => {
-                g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
-            }
-            _ => {
-                g.sink.unguarded(call, kind.as_str(), shown);
-                Ok(())
-            }
-        }
+        judge(g, call, kind, fd.as_fd())
     })
     .unwrap_or_else(|_| Err(g.internal_error(call, Access::Exec, shown(path), None)));
     set_errno(saved);
     r
 }
 
+/// The `unguarded_exec` setting applied to the program open at `fd`, read
+/// through that descriptor (not a `#!` script: its interpreter is looked
+/// at on its own). `Err(errno)` refuses the exec.
+#[cfg(target_os = "linux")]
+#[inline(never)]
+pub(super) fn unguarded_fd(call: &'static str, fd: BorrowedFd<'_>) -> Result<(), c_int> {
+    let Some(g) = guard::get() else { return Ok(()) };
+    if g.policy.settings().unguarded_exec == UnguardedExec::Allow {
+        return Ok(());
+    }
+    let saved = guard::errno();
+    let r = std::panic::catch_unwind(|| match classify(fd, false) {
+        Some(kind) => judge(g, call, kind, fd),
+        None => Ok(()),
+    })
+    .unwrap_or_else(|_| Err(g.internal_error(call, Access::Exec, b"?", None)));
+    set_errno(saved);
+    r
+}
+
+/// The setting's verdict on a program of `kind` open at `fd`: a refusal or
+/// a warning names it by its path.
+fn judge(
+    g: &guard::Guard,
+    call: &'static str,
+    kind: Unguarded,
+    fd: BorrowedFd<'_>,
+) -> Result<(), c_int> {
+    let mut resolved = resolve::PathBuf::new();
+    let shown: &[u8] = match resolve::fd_path(fd.as_raw_fd(), &mut resolved) {
+        Ok(()) => resolved.as_bytes(),
+        Err(_) => b"?",
+    };
+    match g.policy.settings().unguarded_exec {
+        _ if kind.always_refused() => {
+            g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str()))
+        }
+        UnguardedExec::Deny => g.refuse(call, Access::Exec, shown, Rule::Unguarded(kind.as_str())),
+        _ => {
+            g.sink.unguarded(call, kind.as_str(), shown);
+            Ok(())
+        }
+    }
+}
+
 /// A script runs its `#!` interpreter (which may itself be a script, up to
-/// the kernel's four levels): each is executed too, so each is checked.
+/// the kernel's five): each is executed too, so each is checked.
 /// Never inlined, nor is [`unguarded`]: their buffers are not on the stack
 /// while the program's own check runs.
 #[inline(never)]
@@ -133,7 +162,7 @@ fn check_interpreters(
         let Some(mut fd) = open_exec(dirfd, path, follow) else {
             return unreadable(call, dirfd, path, follow);
         };
-        for _ in 0..4 {
+        for _ in 0..5 {
             let mut head = [0u8; HEAD + 1];
             let Ok(n) = rustix::io::pread(&fd, &mut head[..HEAD], 0) else {
                 return Ok(());

@@ -233,10 +233,29 @@ fn preload_entry(prefix: &[u8], seps: &[u8], lib: &[u8], old: &[u8], out: &mut [
 /// [`fsguard_policy::program::LOADER_ENV`] is refused first
 /// (`rule=loader_env:NAME`, a trace line naming `call` and `shown`, the
 /// program), whether or not the guard is loaded yet.
-#[inline(never)]
+#[inline(always)]
 pub(super) unsafe fn with_env<R>(
     call: &'static str,
     shown: &[u8],
+    envp: Argv,
+    f: impl FnOnce(Argv) -> R,
+) -> Result<R, c_int> {
+    // SAFETY: forwarded.
+    unsafe { with_env_named(call, shown, None, envp, f) }
+}
+
+/// [`with_env`], and `FSGUARD_COMM=comm` when `comm` is given: the name the
+/// child's library gives its process (`PR_SET_NAME`), the one a bare exec
+/// would have given it, where the exec through a descriptor names it after
+/// the file instead (a symlink's target, a script's interpreter).
+///
+/// # Safety
+/// As [`entries`].
+#[inline(never)]
+pub(super) unsafe fn with_env_named<R>(
+    call: &'static str,
+    shown: &[u8],
+    comm: Option<&[u8]>,
     envp: Argv,
     f: impl FnOnce(Argv) -> R,
 ) -> Result<R, c_int> {
@@ -251,7 +270,7 @@ pub(super) unsafe fn with_env<R>(
     let old = unsafe { caller_preload(envp) };
     // SAFETY: as above.
     let count = unsafe { entries(envp) }.count();
-    let need_vars = count + 4;
+    let need_vars = count + 5;
     let mut pre_buf = Spill::<PRELOAD_INLINE>::new();
     let need_pre = preload_entry(PRELOAD, SEPARATORS, &ce.lib, old, &mut []);
     let mut vars_buf = Spill::<VARS_INLINE>::new();
@@ -301,6 +320,19 @@ pub(super) unsafe fn with_env<R>(
         vars[n] = r.as_ptr();
         n += 1;
     }
+    let mut comm_buf = [0u8; COMM_VAR.len() + 16];
+    if let Some(c) = comm {
+        // Whole characters only: the child reads the variable as UTF-8.
+        let c = &c[..c.len().min(15)];
+        let c = match std::str::from_utf8(c) {
+            Ok(_) => c,
+            Err(e) => &c[..e.valid_up_to()],
+        };
+        comm_buf[..COMM_VAR.len()].copy_from_slice(COMM_VAR);
+        comm_buf[COMM_VAR.len()..COMM_VAR.len() + c.len()].copy_from_slice(c);
+        vars[n] = comm_buf.as_ptr().cast();
+        n += 1;
+    }
     // SAFETY: as above.
     for e in unsafe { entries(envp) } {
         // SAFETY: a C string.
@@ -319,6 +351,9 @@ pub(super) unsafe fn with_env<R>(
     set_errno(saved);
     Ok(r)
 }
+
+/// The variable that names the child's process ([`with_env_named`]).
+const COMM_VAR: &[u8] = b"FSGUARD_COMM=";
 
 /// The first variable of `envp` the loader would run code or write a file
 /// for, beside the library ([`fsguard_policy::program::loader_env`]).

@@ -6,24 +6,26 @@ use std::ffi::{c_char, c_int, CStr};
 
 use fsguard_policy::program;
 
+#[cfg(target_os = "linux")]
+use super::bound::Name;
 use super::env::{entries, with_env};
 use super::Argv;
 use crate::guard::{self, set_errno, CArg};
 use crate::real::real;
+#[cfg(target_os = "linux")]
+use crate::resolve::Follow;
 use crate::resolve::{Spill, PATH_CAP};
 
 type ExecveFn = unsafe extern "C" fn(*const c_char, Argv, Argv) -> c_int;
-#[cfg(target_os = "linux")]
-type ExecveatFn = unsafe extern "C" fn(c_int, *const c_char, Argv, Argv, c_int) -> c_int;
-#[cfg(target_os = "linux")]
-type FexecveFn = unsafe extern "C" fn(c_int, Argv, Argv) -> c_int;
 
 /// A row's check of one program path.
 pub(super) trait PathCheck: Fn(CArg<'_>) -> Result<(), c_int> + Copy {}
 impl<F: Fn(CArg<'_>) -> Result<(), c_int> + Copy> PathCheck for F {}
 
-/// The exec check (the row's), then the real execve with the child's
-/// environment.
+/// The exec of `path`: on Linux through the object checked
+/// ([`super::bound`]; `check`, the row's check by path, only for a program
+/// that cannot be opened), elsewhere the row's check, then the real execve
+/// with the child's environment.
 ///
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
@@ -35,6 +37,26 @@ pub(super) unsafe fn exec_path(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(p) = path.get() else {
+            return fail(libc::EFAULT);
+        };
+        // SAFETY: forwarded.
+        return unsafe {
+            super::bound::exec_bound(
+                call,
+                || check(path),
+                libc::AT_FDCWD,
+                path,
+                Follow::Yes,
+                Name::Path(p),
+                argv,
+                envp,
+            )
+        };
+    }
+    #[allow(unreachable_code)]
     if let Err(e) = check(path) {
         set_errno(e);
         return -1;
@@ -95,6 +117,10 @@ pub(super) fn join<'a, const N: usize>(
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
+///
+/// Its argv, `/bin/sh`, the file, the caller's arguments after the first,
+/// is built on the stack while it fits, else in a mapping: never on the
+/// heap (this may run in a `vfork` child). `E2BIG` when no room can be made.
 unsafe fn script(
     call: &'static str,
     check: impl PathCheck,
@@ -102,12 +128,47 @@ unsafe fn script(
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    let mut args: Vec<*const c_char> = vec![c"/bin/sh".as_ptr(), path.as_ptr()];
-    // SAFETY: the caller's argv; argv[0] is replaced by the script's path.
-    args.extend(unsafe { entries(argv) }.skip(1));
-    args.push(std::ptr::null());
+    let mut buf = Spill::<SH_ARGV_INLINE>::new();
+    // SAFETY: the caller's argv.
+    let Some(args) = (unsafe { sh_argv(path, argv, &mut buf) }) else {
+        return fail(libc::E2BIG);
+    };
     // SAFETY: forwarded.
-    unsafe { exec_path(call, check, CArg::of(c"/bin/sh"), args.as_ptr(), envp) }
+    unsafe { exec_path(call, check, CArg::of(c"/bin/sh"), args, envp) }
+}
+
+/// Stack room for the `/bin/sh` fallback's argv (32 pointers).
+const SH_ARGV_INLINE: usize = 32 * std::mem::size_of::<*const c_char>();
+
+/// `["/bin/sh", path, argv[1..], NULL]` in `buf`; `None` when no room can
+/// be made.
+///
+/// # Safety
+/// `argv` a NULL-terminated array of C strings (or NULL).
+unsafe fn sh_argv<const N: usize>(path: CArg<'_>, argv: Argv, buf: &mut Spill<N>) -> Option<Argv> {
+    // SAFETY: the caller's argv.
+    let count = 2 + unsafe { entries(argv) }.skip(1).count() + 1;
+    let size = std::mem::size_of::<*const c_char>();
+    let align = std::mem::align_of::<*const c_char>();
+    buf.reserve(count.checked_mul(size)?.checked_add(align)?, 0)
+        .ok()?;
+    let b = buf.buf();
+    let skip = b.as_mut_ptr().align_offset(align);
+    // SAFETY: `skip + count` pointers fit (one alignment's slack reserved
+    // above) and the start is aligned; every slot is written below.
+    let slots = unsafe {
+        std::slice::from_raw_parts_mut(b.as_mut_ptr().add(skip).cast::<*const c_char>(), count)
+    };
+    slots[0] = c"/bin/sh".as_ptr();
+    slots[1] = path.as_ptr();
+    let mut n = 2;
+    // SAFETY: as above; argv[0] is replaced by the script's path.
+    for a in unsafe { entries(argv) }.skip(1).take(count - 3) {
+        slots[n] = a;
+        n += 1;
+    }
+    slots[n] = std::ptr::null();
+    Some(slots.as_ptr())
 }
 
 /// execvpe(3), glibc's search: each `PATH` entry in turn, every candidate
@@ -181,62 +242,63 @@ pub(super) unsafe fn exec_search_in(
     -1
 }
 
-/// execveat(2) after the row's check (`checked`): the real call with the
-/// child's environment.
+/// execveat(2) through the object checked ([`super::bound`]); `checked`,
+/// the row's check by path, only for a program that cannot be opened.
 ///
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
 #[cfg(target_os = "linux")]
 pub(super) unsafe fn execveat_checked(
-    checked: Result<(), c_int>,
+    checked: impl FnOnce() -> Result<(), c_int>,
     dirfd: c_int,
     path: CArg<'_>,
     argv: Argv,
     envp: Argv,
     flags: c_int,
 ) -> c_int {
-    if let Err(e) = checked {
-        set_errno(e);
-        return -1;
+    let follow = crate::hooks::at_follow(flags, path);
+    // Flags execveat does not take fail as bare, before anything is opened.
+    if flags & !(libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) != 0 {
+        return fail(libc::EINVAL);
     }
-    let Some(real) = real!("execveat", ExecveatFn) else {
-        set_errno(libc::ENOSYS);
-        return -1;
+    let name = match path.get() {
+        _ if follow == Follow::Fd => Name::DevFd(dirfd, None),
+        Some(p) if dirfd == libc::AT_FDCWD || p.to_bytes().first() == Some(&b'/') => Name::Path(p),
+        Some(p) => Name::DevFd(dirfd, Some(p)),
+        None => return fail(libc::EFAULT),
     };
-    let shown = path.get().map_or(&b""[..], CStr::to_bytes);
-    // SAFETY: the real call with our envp.
-    unsafe {
-        with_env("execveat", shown, envp, |env| {
-            real(dirfd, path.as_ptr(), argv, env, flags)
-        })
-    }
-    .unwrap_or_else(fail)
+    // SAFETY: forwarded.
+    unsafe { super::bound::exec_bound("execveat", checked, dirfd, path, follow, name, argv, envp) }
 }
 
-/// fexecve(3) after the row's check (`checked`): the real call with the
-/// child's environment.
+/// fexecve(3) through the caller's descriptor, judged by its own bytes
+/// ([`super::bound`]); `checked`, the row's check, only for a descriptor
+/// that cannot be reopened for reading.
 ///
 /// # Safety
 /// `argv` and `envp` as execve(2) requires them (NULL-terminated arrays of
 /// C strings).
 #[cfg(target_os = "linux")]
 pub(super) unsafe fn fexecve_checked(
-    checked: Result<(), c_int>,
+    checked: impl FnOnce() -> Result<(), c_int>,
     fd: c_int,
     argv: Argv,
     envp: Argv,
 ) -> c_int {
-    if let Err(e) = checked {
-        set_errno(e);
-        return -1;
+    // SAFETY: forwarded.
+    unsafe {
+        super::bound::exec_bound(
+            "fexecve",
+            checked,
+            fd,
+            CArg::NULL,
+            Follow::Fd,
+            Name::DevFd(fd, None),
+            argv,
+            envp,
+        )
     }
-    let Some(real) = real!("fexecve", FexecveFn) else {
-        set_errno(libc::ENOSYS);
-        return -1;
-    };
-    // SAFETY: the real call with our envp.
-    unsafe { with_env("fexecve", b"", envp, |env| real(fd, argv, env)) }.unwrap_or_else(fail)
 }
 
 /// dlopen(3) of a file named by path (with a `/`) loads code from it: the

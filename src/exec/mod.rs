@@ -32,6 +32,8 @@
 //! [`spawn`] posix_spawn, [`file_actions`] its file actions, [`shell`]
 //! system, popen and pclose.
 
+#[cfg(target_os = "linux")]
+mod bound;
 mod chain;
 mod check;
 mod darwin_actions;
@@ -141,9 +143,8 @@ hooks! {
     "execveat" as "execveat"
     fn execveat(dirfd: c_int, path: *const c_char, argv: Argv, envp: Argv, flags: c_int) -> c_int,
         answer {
-            let checked = execveat_check(dirfd, path, flags);
             // SAFETY: execveat's contract.
-            unsafe { hooks::execveat_checked(checked, dirfd, path, argv, envp, flags) }
+            unsafe { hooks::execveat_checked(|| execveat_check(dirfd, path, flags), dirfd, path, argv, envp, flags) }
         },
         check fn execveat_check(dirfd: c_int, path: CArg<'_>, flags: c_int) by exec_check
             [EXEC, at_follow(flags, path), dirfd, path, false];
@@ -151,9 +152,8 @@ hooks! {
     "fexecve" as "fexecve"
     fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int,
         answer {
-            let checked = fexecve_check(fd);
             // SAFETY: fexecve's contract.
-            unsafe { hooks::fexecve_checked(checked, fd, argv, envp) }
+            unsafe { hooks::fexecve_checked(|| fexecve_check(fd), fd, argv, envp) }
         },
         check fn fexecve_check(fd: c_int) by exec_check [EXEC, Follow::Fd, fd, CArg::NULL, false];
     /// posix_spawn(3): a relative path is resolved from the child's cwd, as

@@ -91,6 +91,28 @@ fn refuse_process(
     )
 }
 
+/// A `/proc/<pid>/mem` or `/proc/<pid>/environ` file reached by path
+/// ([`fsguard_policy::process::memory_file`], `path` resolved): another
+/// process's memory or environment, as `process_vm_readv` and
+/// `process_vm_writev` reach them, so refused for a process outside the
+/// tree (`rule=process`), whatever the access and the policy.
+pub(crate) fn memory_file(
+    g: &Guard,
+    call: &'static str,
+    access: Access,
+    path: &[u8],
+) -> Result<(), c_int> {
+    let Some(pid) = fsguard_policy::process::memory_file(path) else {
+        return Ok(());
+    };
+    match tree::reach(pid as c_int, g.policy.settings().supervisor) {
+        Reach::Own | Reach::Inside(_) => Ok(()),
+        // Gone since it was resolved: its file answers as much.
+        Reach::Gone => Err(libc::ESRCH),
+        Reach::Outside(pid, p) => refuse_process(g, call, access, pid, p.as_ref()),
+    }
+}
+
 type PtraceFn = unsafe extern "C" fn(c_int, ...) -> c_long;
 
 /// libc's ptrace with four arguments (it reads them whatever the request).

@@ -23,6 +23,7 @@ pub const ENV_VARS: &[&str] = &[
     "FSGUARD_LIB",
     "FSGUARD_HANDSHAKE_FD",
     "FSGUARD_REPORT_FD",
+    "FSGUARD_COMM",
 ];
 
 impl Builder {
