@@ -503,3 +503,73 @@ fn unix_sockets_are_doors_out_decided_as_writes() {
     );
     assert_eq!(socket(&p, "@x"), (false, "abstract_socket".into()));
 }
+
+#[test]
+fn names_only_for_directories_above_the_root_and_tmpdir() {
+    let mut s = base();
+    s.root = Some("/home/u/proj".into());
+    s.tmpdir = Some("/tmp/fsguard-x1".into());
+    s.read.deny = vec!["/srv".into()];
+    s.read.deny_always = vec!["/opt/**".into()];
+    let p = Policy::new(s.clone()).unwrap();
+    for above in ["/", "/home", "/home/u", "/tmp"] {
+        assert!(p.names_only(above.as_bytes()), "{above}");
+    }
+    // The root, the TMPDIR and what lies inside are allowed, not named.
+    for not in [
+        "/home/u/proj",
+        "/home/u/proj/src",
+        "/tmp/fsguard-x1",
+        "/tmp/fsguard-x1/a",
+    ] {
+        assert!(!p.names_only(not.as_bytes()), "{not}");
+    }
+    // Beside or below an ancestor: refused as before.
+    for not in [
+        "/home/u/.ssh",
+        "/home/u/other",
+        "/home/u/proj2",
+        "/home/uu",
+        "/tmp/other",
+        "/etc/shadow",
+        "pipe:[1]",
+        "home",
+    ] {
+        assert!(!p.names_only(not.as_bytes()), "{not}");
+    }
+    // A rule someone wrote beats it: a deny, deny_always, secrets.
+    let mut s2 = s.clone();
+    s2.root = Some("/srv/ws".into());
+    let p2 = Policy::new(s2).unwrap();
+    assert!(!p2.names_only(b"/srv"), "read.deny on the ancestor");
+    assert!(p2.names_only(b"/"));
+    let mut s3 = s.clone();
+    s3.root = Some("/opt/ws".into());
+    let p3 = Policy::new(s3).unwrap();
+    assert!(!p3.names_only(b"/opt"), "deny_always on the ancestor");
+    let mut s4 = s.clone();
+    s4.root = Some("/home/u/.ssh/ws".into());
+    let p4 = Policy::new(s4).unwrap();
+    assert!(!p4.names_only(b"/home/u/.ssh"), "a secret ancestor");
+    assert!(p4.names_only(b"/home/u"));
+    // hide_outside hides ancestors too.
+    let mut s5 = s.clone();
+    s5.hide_outside = true;
+    assert!(!Policy::new(s5).unwrap().names_only(b"/home/u"));
+    // An ancestor readable anyway (system) needs no narrowing.
+    let mut s6 = s.clone();
+    s6.root = Some("/usr/src/ws".into());
+    assert!(!Policy::new(s6).unwrap().names_only(b"/usr"));
+    // No root, no TMPDIR: nothing is above anything.
+    let mut s7 = base();
+    s7.read.allow = vec!["/data/in".into()];
+    let p7 = Policy::new(s7).unwrap();
+    assert!(!p7.names_only(b"/data"));
+    // An allow-list with a TMPDIR: its ancestors (not_allowed).
+    let mut s8 = base();
+    s8.read.allow = vec!["/data/in".into()];
+    s8.tmpdir = Some("/tmp/fsguard-x2".into());
+    let p8 = Policy::new(s8).unwrap();
+    assert!(p8.names_only(b"/tmp"));
+    assert!(!p8.names_only(b"/data"));
+}
