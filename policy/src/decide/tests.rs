@@ -573,3 +573,73 @@ fn names_only_for_directories_above_the_root_and_tmpdir() {
     assert!(p8.names_only(b"/tmp"));
     assert!(!p8.names_only(b"/data"));
 }
+
+#[test]
+fn hints_name_the_glob_of_random_names_and_caches_once() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.home = Some("/home/u".into());
+    let p = Policy::new(s).unwrap();
+    let hint = |a: Access, path: &str| {
+        let d = p.decide(a, path.as_bytes());
+        assert!(!d.allowed, "{path}");
+        p.hint(a, path.as_bytes(), d.rule)
+            .map(|h| (h.to_string(), h.toml()))
+    };
+    assert_eq!(
+        hint(Access::Write, "/home/u/send2trash_testha5_8f65"),
+        Some((
+            "--allow-write '~/send2trash_test*'".into(),
+            "[write] allow = [\"~/send2trash_test*\"]".into()
+        ))
+    );
+    // Every file of an npm cache: one hint.
+    let npm: std::collections::BTreeSet<_> = [
+        "/home/u/.npm/_cacache/index-v5/4f/4a/c432db8f0e1a2b3c4d5e6f708192a3b4",
+        "/home/u/.npm/_cacache/content-v2/sha512/ab/cd/0123456789abcdef0123",
+        "/home/u/.npm/_logs/2026-11-27T08_00_00_000Z-debug-0.log",
+    ]
+    .iter()
+    .map(|f| hint(Access::Read, f).unwrap().0)
+    .collect();
+    assert_eq!(
+        npm.into_iter().collect::<Vec<_>>(),
+        ["--allow-read '~/.npm/**'"]
+    );
+    assert_eq!(
+        hint(Access::Write, "/tmp/tmpk3j2x9ab.txt").map(|h| h.0),
+        Some("--allow-write '/tmp/tmp*.txt'".into())
+    );
+    assert_eq!(
+        hint(
+            Access::Read,
+            "/srv/go/pkg/mod/cache/download/x/@v/v1.0.0.zip"
+        )
+        .map(|h| h.0),
+        Some("--allow-read '/srv/go/pkg/mod/**'".into())
+    );
+    // Plain names stay exact; the tool's own directory as before.
+    assert_eq!(
+        hint(Access::Write, "/home/u/notes.txt").map(|h| h.0),
+        Some("--allow-write ~/notes.txt".into())
+    );
+    assert_eq!(
+        hint(
+            Access::Write,
+            "/home/u/.cache/pip/http/c432db8f0e1a2b3c4d5e6f708192a3b4"
+        )
+        .map(|h| h.0),
+        Some("--allow-write ~/.cache/pip".into())
+    );
+    // Never for a secret, random name or not.
+    assert_eq!(hint(Access::Read, "/home/u/.ssh/tmpk3j2x9ab"), None);
+    // The glob, applied, allows the next run's name.
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.home = Some("/home/u".into());
+    s.write.allow = vec!["/home/u/send2trash_test*".into(), "/tmp/tmp*.txt".into()];
+    let q = Policy::new(s).unwrap();
+    for next in ["/home/u/send2trash_testq1w2_e3r4/x", "/tmp/tmpzz9y8x7w.txt"] {
+        assert!(q.decide(Access::Write, next.as_bytes()).allowed, "{next}");
+    }
+}
