@@ -19,9 +19,9 @@
 /// - the last 8 characters of the name before a short extension (`.txt`),
 ///   when they are lowercase letters, digits and `_` (the suffix Python's
 ///   `tempfile`, `mkstemp`, `mkdtemp` add to a prefix) and either follow
-///   `tmp` (their default prefix), or follow `_`, `-` or `.` and hold a
-///   digit or `_`, or mix letters and digits at least twice over
-///   (`ha5_8f65`: `python38` has one change, so no random part);
+///   `tmp` (their default prefix) or hold a digit with a letter after it
+///   (`ha5_8f65`, `4rdzaxng`; not `python38`, `_xstat64`: a version or a
+///   count at the end);
 /// - else the last 6, letters of both cases and digits mixed at least twice
 ///   over (`Ab3xYz`: libc's `mkstemp`);
 /// - the number of a `pytest-N` directory (pytest's base temp of a run).
@@ -47,16 +47,18 @@ pub fn random_part(name: &str) -> Option<(usize, usize)> {
     // has capitals too, and is 6 long.
     let tail = |k: usize| (base > k).then(|| &b[base - k..base]);
     if let Some(t) = tail(8).filter(|t| t.iter().all(|c| tempfile_char(*c))) {
-        let prefix = &b[..base - 8];
-        let odd = t.iter().any(|c| c.is_ascii_digit() || *c == b'_');
-        if prefix.ends_with(b"tmp")
-            || (prefix.ends_with(b"_") || prefix.ends_with(b"-") || prefix.ends_with(b".")) && odd
-            || mixed(t)
-        {
+        if b[..base - 8].ends_with(b"tmp") || digit_then_letter(t) {
             return Some((base - 8, base));
         }
     }
     tail(6).is_some_and(mixed).then(|| (base - 6, base))
+}
+
+/// A digit right before a letter: `4rdzaxng`, `ha5_8f65`; not a version
+/// or a count at the end of a word (`python38`, `_xstat64`, `fts64_open`).
+fn digit_then_letter(t: &[u8]) -> bool {
+    t.windows(2)
+        .any(|w| w[0].is_ascii_digit() && w[1].is_ascii_alphabetic())
 }
 
 /// A character of the names Python's `tempfile` makes.
@@ -193,7 +195,12 @@ pub fn reuse(path: &str, start: usize) -> Option<Reuse> {
                 to: e,
             });
         }
-        // Random through and through (or nearly): its directory.
+        // A hash or a UUID through and through: its directory. A short
+        // random part with under 3 fixed characters is no name to go by
+        // (`send2trash`, `sha256sums` have such a tail): no glob.
+        if re - rs < 16 {
+            return None;
+        }
         let dir_end = s.checked_sub(1)?;
         return broad_enough(path, start, dir_end).then_some(Reuse::Tree { to: dir_end });
     }
@@ -254,7 +261,8 @@ mod tests {
         assert_eq!(part("tmpabcdefgh"), Some("abcdefgh"));
         assert_eq!(part("tmp_wx9yzab"), Some("_wx9yzab"));
         assert_eq!(part("build-k3jqxzab"), Some("k3jqxzab"));
-        assert_eq!(part("build_abcdefg_"), Some("abcdefg_"));
+        assert_eq!(part("psm_06390f2b"), Some("06390f2b"));
+        assert_eq!(part("send2trash_test4rdzaxng"), Some("4rdzaxng"));
         assert_eq!(part("my-projects"), None);
         assert_eq!(
             part("x-123e4567-e89b-12d3-a456-426614174000.json"),
@@ -277,6 +285,12 @@ mod tests {
             "deadbeefdeadbeef",
             "ab",
             "test_tmp_path0",
+            // Names of this project's own test directories.
+            "fsguard-hooks-29684-128-__xmknod",
+            "fsguard-hooks-29684-181-__xstat64",
+            "fsguard-hooks-29684-152-fts_open",
+            "fsguard-hooks-29684-270-sys_bind",
+            "fsguard-hooks-22487-180-fts64_open",
         ] {
             assert_eq!(part(plain), None, "{plain}");
         }
@@ -328,7 +342,13 @@ mod tests {
         assert_eq!(g("/tmp/c432db8f0e1a2b3c4d5e6f708192a3b4", 1), None);
         assert_eq!(g("/home/u/_cacache/x", home), None);
         // Too little fixed text to name: no glob.
-        assert_eq!(g("/tmp/x/Ab3xYz12", 1).as_deref(), Some("/tmp/x/**"));
+        assert_eq!(g("/tmp/x/Ab3xYz12", 1), None);
+        assert_eq!(g("/srv/x/send2trash", 1), None);
+        assert_eq!(g("/srv/x/sha256sums", 1), None);
+        assert_eq!(
+            g("/root/send2trash_test4rdzaxng", "/root/".len()).as_deref(),
+            Some("/root/send2trash_test*")
+        );
         assert_eq!(g("/home/u/notes.txt", home), None);
         assert_eq!(g("/etc/passwd", 1), None);
     }
