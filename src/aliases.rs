@@ -20,7 +20,9 @@ use libc::{mode_t, AT_FDCWD, FILE};
 use crate::entry::Pre;
 use crate::exec::exec_check;
 use crate::guard::{self, set_errno, CArg};
-use crate::hooks::{chk, fopen_flags, open_access, open_follow, row, CheckInfo, HookInfo};
+use crate::hooks::{
+    chk, fopen_flags, open_access, open_follow, open_or_handle, row, CheckInfo, HookInfo,
+};
 use crate::resolve::Follow;
 
 const READ: Option<Access> = Some(Access::Read);
@@ -41,14 +43,14 @@ hooks! {
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| hooks!(@real "__open", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64" as "open"
     fn fsguard_alias_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| hooks!(@real "__open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     /// `GLIBC_PRIVATE`: glibc's internal open, reachable through dlsym.
     "__open_nocancel" as "open"
     fn fsguard_alias_open_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
@@ -56,14 +58,14 @@ hooks! {
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| hooks!(@real "__open_nocancel", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     "__open64_nocancel" as "open"
     fn fsguard_alias_open64_nocancel(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         real OpenFn = (path, flags, mode as c_uint),
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| hooks!(@real "__open64_nocancel", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint)),
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     /// The old name of fopen.
     "_IO_fopen" as "fopen"
     fn _IO_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE,

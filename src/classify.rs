@@ -59,6 +59,51 @@ pub fn open_access(flags: c_int) -> Option<Access> {
     }
 }
 
+/// What an open's check asks: its access ([`open_access`]) and whether a
+/// refusal may be answered with a descriptor that only names the object
+/// ([`named_only`]). The access column of docs/hooks.md shows it as
+/// `open_or_handle(flags)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrHandle {
+    /// The access checked.
+    pub access: Option<Access>,
+    /// The flags ask for a plain read-only open ([`named_only`]).
+    pub handle: bool,
+}
+
+/// [`open_access`], and whether a refusal may be answered with an `O_PATH`
+/// descriptor ([`named_only`]): for the rows of the open family that act
+/// through [`crate::resolve::Via::oflags`].
+pub fn open_or_handle(flags: c_int) -> OrHandle {
+    OrHandle {
+        access: open_access(flags),
+        handle: named_only(flags),
+    }
+}
+
+/// Whether an open is plain enough that a descriptor naming the object
+/// serves what it asks, when the policy refuses the read but would name
+/// the directory (`Policy::names_only`): read-only, and nothing else but
+/// `O_CLOEXEC`, `O_LARGEFILE`, `O_NOCTTY` and `O_NONBLOCK`. Not
+/// `O_DIRECTORY` (opendir's open, and `fts`'s: a program that says it
+/// opens a directory means to list it, and is refused at the open, with a
+/// trace line, rather than at `getdents`), not `O_NOFOLLOW`, not `O_PATH`
+/// (never refused), nothing that writes. Linux only: Darwin has no
+/// `O_PATH`.
+#[inline]
+pub fn named_only(flags: c_int) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let plain = libc::O_CLOEXEC | libc::O_LARGEFILE | libc::O_NOCTTY | libc::O_NONBLOCK;
+        flags & !plain == libc::O_RDONLY
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = flags; // no O_PATH
+        false
+    }
+}
+
 /// How an open treats its last component.
 pub fn open_follow(flags: c_int) -> Follow {
     let creat = flags & libc::O_CREAT != 0;
@@ -99,5 +144,36 @@ mod tests {
             Follow::Entry
         );
         assert_eq!(open_follow(0), Follow::Yes);
+    }
+
+    #[test]
+    fn named_only_is_a_plain_read() {
+        for f in [
+            libc::O_RDONLY,
+            libc::O_RDONLY | libc::O_CLOEXEC,
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_LARGEFILE,
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+        ] {
+            assert!(named_only(f), "{f:#o}");
+            assert_eq!(open_or_handle(f).access, READ);
+        }
+        for f in [
+            libc::O_WRONLY,
+            libc::O_RDWR,
+            libc::O_RDONLY | libc::O_TRUNC,
+            libc::O_RDONLY | libc::O_CREAT,
+            libc::O_RDONLY | libc::O_APPEND,
+            libc::O_TMPFILE | libc::O_RDWR,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            libc::O_RDONLY | libc::O_NOFOLLOW,
+            libc::O_PATH,
+            libc::O_RDONLY | libc::O_NOATIME,
+            libc::O_RDONLY | libc::O_ASYNC,
+            libc::O_RDONLY | libc::O_DIRECT,
+            libc::O_RDONLY | libc::O_SYNC,
+        ] {
+            assert!(!named_only(f), "{f:#o}");
+        }
     }
 }

@@ -56,10 +56,19 @@ fn syscall_rows() -> Vec<HookInfo> {
     let rows = crate::syscall::TABLES
         .iter()
         .flat_map(|t| t.rows.iter().flatten());
+    // syscall(2) passes the caller's flags on: no O_PATH descriptor for
+    // a refused open there (the `@sys` arm of `hooks!`).
+    let plain = |c: &CheckInfo| CheckInfo {
+        access: match c.access {
+            "open_or_handle(flags)" => "open_access(flags)",
+            a => a,
+        },
+        ..*c
+    };
     rows.map(|h| HookInfo {
         symbol: h.symbol,
         call: h.call,
-        checks: h.checks,
+        checks: Box::leak(h.checks.iter().map(plain).collect()),
     })
     .collect()
 }
@@ -155,7 +164,11 @@ pub fn render(tables: &[(&str, &[HookInfo])]) -> String {
          metadata read is only checked with `hide_outside = true`, and then a refused \
          one answers `ENOENT`; otherwise it goes straight to libc. An expression \
          (`open_access(flags)`) means the access is derived from that argument at \
-         each call.\n\
+         each call; `open_or_handle(flags)` is `open_access(flags)`, and a plain \
+         read-only open (no `O_DIRECTORY`) of a directory above the root or the \
+         private `TMPDIR`, refused only for lying outside them, gets an `O_PATH` \
+         descriptor instead: `fstat`, `fchdir`, a dirfd, no read or listing \
+         (docs/policy.md, \"Directories above the root\").\n\
          - **last component**: `followed` (symlinks followed to the object), `entry` \
          (the call acts on the directory entry itself), `not followed` (the object \
          named, not what a final symlink points to; a trailing `/` makes the kernel \

@@ -274,12 +274,16 @@ macro_rules! hooks {
     };
     (@unheld $vias:ident, $($held:tt)*) => {};
     (@targets [$($access:expr, $follow:expr, $dirfd:expr, $path:expr, $moves:expr);*]) => {
-        [$(crate::guard::Target {
-            access: $access,
-            follow: $follow,
-            dirfd: $dirfd,
-            path: $path,
-            moves: $moves,
+        [$({
+            let (access, handle) = crate::guard::Asked::asked($access);
+            crate::guard::Target {
+                access,
+                follow: $follow,
+                dirfd: $dirfd,
+                path: $path,
+                moves: $moves,
+                handle,
+            }
         }),*]
     };
     // The typed arguments, as every hook's code below its entry sees them.
@@ -465,7 +469,13 @@ macro_rules! hooks {
                 // SAFETY: `syscall(2)`'s contract: an argument the system
                 // call reads as a path is NULL or a C string valid for it.
                 unsafe { crate::entry::HookArg::typed($arg) };)*
-            return Some(crate::guard::check_act($call, &hooks!(@targets [$($check)*])));
+            let mut targets = hooks!(@targets [$($check)*]);
+            // syscall(2) passes the caller's flags on as they are: a
+            // refused open stays refused (no O_PATH descriptor instead).
+            for t in &mut targets {
+                t.handle = false;
+            }
+            return Some(crate::guard::check_act($call, &targets));
         }
     };
     (@sysrow [], $($rest:tt)*) => {

@@ -263,6 +263,34 @@ pub struct Target<'a> {
     pub path: CArg<'a>,
     /// The call moves or links the object: a protected file may not.
     pub moves: bool,
+    /// A plain read-only open, by a row that acts through
+    /// [`Via::oflags`]: refused only for lying outside the root, a
+    /// directory above it gets a descriptor that names it
+    /// ([`Policy::names_only`]) instead.
+    pub handle: bool,
+}
+
+/// What a row's check list puts in a target's access slot: an access
+/// (`READ`, `open_access(flags)`), or an access and whether a refusal may
+/// be answered with a descriptor that only names the object
+/// (`open_or_handle(flags)`, see [`crate::classify::named_only`]).
+pub trait Asked {
+    /// The access, and [`Target::handle`].
+    fn asked(self) -> (Option<Access>, bool);
+}
+
+impl Asked for Option<Access> {
+    #[inline]
+    fn asked(self) -> (Option<Access>, bool) {
+        (self, false)
+    }
+}
+
+impl Asked for crate::classify::OrHandle {
+    #[inline]
+    fn asked(self) -> (Option<Access>, bool) {
+        (self.access, self.handle)
+    }
 }
 
 pub use crate::errno::{errno, set_errno};
@@ -412,6 +440,7 @@ pub fn check_socket(call: &'static str, socket: Socket<'_>, via: &mut Via) -> Re
         dirfd: libc::AT_FDCWD,
         path,
         moves: false,
+        handle: false,
     };
     let targets = std::slice::from_ref(&t);
     guarded(g, call, targets, || g.check_socket(call, &t, name, via))
@@ -657,7 +686,31 @@ impl Guard {
         let mut path = PathBuf::new();
         self.resolve(call, t, &mut path, via, false)?;
         let p = path.as_bytes();
+        if t.handle && self.named_only(p, via) {
+            return Ok(());
+        }
         self.decide(call, t, p, p, None, false)
+    }
+
+    /// A plain read-only open the policy refuses only because `path` lies
+    /// above the root or the private TMPDIR ([`Policy::names_only`]): the
+    /// row opens it `O_PATH` ([`Via::set_named_only`]), no trace line (no
+    /// access was refused; a read or a listing through the descriptor
+    /// fails in the kernel, `EBADF`). Only for the object itself, held by
+    /// the check. In audit mode the open goes ahead as asked, unrecorded:
+    /// enforcing would not refuse it either.
+    #[inline]
+    fn named_only(&self, path: &[u8], via: &mut Via) -> bool {
+        if !cfg!(target_os = "linux")
+            || via.reach() != resolve::Reach::Object
+            || !self.policy.names_only(path)
+        {
+            return false;
+        }
+        if !self.policy.audit() {
+            via.set_named_only();
+        }
+        true
     }
 
     /// `audited`: an `audit` line was written for this call already; a

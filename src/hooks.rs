@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use fsguard_policy::Access;
 use libc::{mode_t, AT_FDCWD, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, FILE};
 
-pub use crate::classify::{open_access, open_follow};
+pub use crate::classify::{open_access, open_follow, open_or_handle};
 use crate::guard::CArg;
 use crate::resolve::{Follow, Via};
 #[cfg(target_os = "linux")]
@@ -311,7 +311,7 @@ hooks! {
         fast crate::guard::open_fast(AT_FDCWD, path, flags, mode),
         act |t| open_object(&t.keep_high()[0], flags, mode),
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "open64" as "open"
     fn fsguard_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
@@ -322,7 +322,7 @@ hooks! {
             hooks!(@real "open64", OpenFn, -1, (t[0].abs(), t[0].oflags(flags), mode as c_uint))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     "openat" as "openat"
     fn fsguard_openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
         sys SYS_openat,
@@ -333,7 +333,7 @@ hooks! {
             hooks!(@real "openat", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), dirfd, path, false];
+        check [open_or_handle(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
     "openat64" as "openat"
     fn fsguard_openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
@@ -344,7 +344,7 @@ hooks! {
             hooks!(@real "openat64", OpenatFn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags), mode as c_uint))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), dirfd, path, false];
+        check [open_or_handle(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
     /// The fortified open (`_FORTIFY_SOURCE`) for calls without a mode.
     "__open_2" as "open"
@@ -355,7 +355,7 @@ hooks! {
             hooks!(@real "__open_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags)))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "__open64_2" as "open"
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int,
@@ -365,7 +365,7 @@ hooks! {
             hooks!(@real "__open64_2", Open2Fn, -1, (t[0].abs(), t[0].oflags(flags)))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), AT_FDCWD, path, false];
+        check [open_or_handle(flags), open_follow(flags), AT_FDCWD, path, false];
     #[cfg(target_os = "linux")]
     "__openat_2" as "openat"
     fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
@@ -375,7 +375,7 @@ hooks! {
             hooks!(@real "__openat_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags)))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), dirfd, path, false];
+        check [open_or_handle(flags), open_follow(flags), dirfd, path, false];
     #[cfg(target_os = "linux")]
     "__openat64_2" as "openat"
     fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
@@ -385,7 +385,7 @@ hooks! {
             hooks!(@real "__openat64_2", Openat2Fn, -1, (t[0].dirfd(), t[0].path(), t[0].oflags(flags)))
         },
         fail -1,
-        check [open_access(flags), open_follow(flags), dirfd, path, false];
+        check [open_or_handle(flags), open_follow(flags), dirfd, path, false];
     "creat" as "creat"
     fn creat(path: *const c_char, mode: mode_t) -> c_int,
         sys #[cfg(target_arch = "x86_64")] SYS_creat,

@@ -64,6 +64,7 @@ macro_rules! syscalls {
                         dirfd: $dirfd,
                         path: $path,
                         moves: $moves,
+                        handle: false,
                     }),+])),
                 )*
                 _ => None,

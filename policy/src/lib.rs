@@ -17,6 +17,7 @@
 pub mod channel;
 mod decide;
 pub mod macho;
+pub mod names;
 mod pattern;
 mod presets;
 pub mod process;

@@ -178,6 +178,7 @@ fn check_interpreters(
                     dirfd: AT_FDCWD,
                     path: CArg::of(c),
                     moves: false,
+                    handle: false,
                 }],
             )?;
             match rustix::fs::openat(CWD, c, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {

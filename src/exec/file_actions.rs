@@ -363,6 +363,7 @@ impl Actions {
                 dirfd: fd,
                 path: CArg::NULL,
                 moves: false,
+                handle: false,
             }],
         )
     }

@@ -49,6 +49,9 @@ pub struct Via {
     /// The name did not exist when checked: a create must not follow a
     /// symlink that appears there since.
     created: bool,
+    /// The open is answered with a descriptor that only names the object
+    /// ([`Via::set_named_only`]).
+    named_only: bool,
     caller_dirfd: i32,
     caller_path: *const libc::c_char,
     /// `/proc/self/fd/N` (an object) or `/proc/self/fd/N/name` (an entry),
@@ -69,6 +72,7 @@ impl Via {
             fd: -1,
             owned: false,
             created: false,
+            named_only: false,
             caller_dirfd: dirfd,
             caller_path: path,
             buf: Spill::new(),
@@ -82,6 +86,16 @@ impl Via {
         self.close();
         self.reach = Reach::Caller;
         self.created = false;
+        self.named_only = false;
+    }
+
+    /// The open acting through this Via gets a descriptor that only names
+    /// the object: [`Via::oflags`] becomes `O_PATH | O_DIRECTORY` and the
+    /// caller's `O_CLOEXEC` (the policy refused the read of a directory
+    /// above the root: `Policy::names_only`). For an object held (Linux),
+    /// which the check makes sure of.
+    pub fn set_named_only(&mut self) {
+        self.named_only = self.reach == Reach::Object;
     }
 
     fn close(&mut self) {
@@ -122,6 +136,7 @@ impl Via {
         self.owned = true;
         self.reach = Reach::Object;
         self.created = false;
+        self.named_only = false;
         let mut n = self.put_fd_link(self.fd);
         if slash {
             self.put(n, b"/");
@@ -186,6 +201,7 @@ impl Via {
         self.buf.reserve(32 + name.len() + 2, 0)?;
         self.reach = Reach::Entry;
         self.created = created;
+        self.named_only = false;
         // Linux: `/proc/self/fd/N/name`, for calls that take a path alone;
         // Darwin: the name alone (no path reaches an fd's directory there).
         #[cfg(target_os = "linux")]
@@ -376,6 +392,13 @@ impl Via {
     /// symlink, when verified); a name that did not exist is created
     /// without following a symlink that appeared there since.
     pub fn oflags(&self, flags: libc::c_int) -> libc::c_int {
+        if self.named_only {
+            // The object reopened as a name: fstat, fchdir, a dirfd; its
+            // `/proc/self/fd` link followed; not a directory any more, it
+            // fails ENOTDIR. (Never set on Darwin: no O_PATH.)
+            #[cfg(target_os = "linux")]
+            return libc::O_PATH | libc::O_DIRECTORY | (flags & libc::O_CLOEXEC);
+        }
         match self.reach {
             #[cfg(target_os = "linux")]
             Reach::Object => flags & !libc::O_NOFOLLOW,

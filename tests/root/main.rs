@@ -87,6 +87,7 @@ fn result(out: &Out) -> Option<(String, String)> {
     ))
 }
 
+mod above;
 mod allowed;
 mod denied;
 mod python;

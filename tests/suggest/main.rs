@@ -144,5 +144,6 @@ impl PyCase {
 
 mod edges;
 mod python;
+mod random;
 mod report;
 mod tools;

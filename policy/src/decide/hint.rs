@@ -3,7 +3,9 @@
 use std::fmt;
 
 use super::{Policy, Rule};
-use crate::Access;
+use crate::names::Reuse;
+use crate::suggest::CACHES;
+use crate::{is_within, Access};
 
 impl Policy {
     /// What would allow a refused access: `--allow-write ~/.cache/tool`.
@@ -35,11 +37,46 @@ impl Policy {
                     }
                 }
             }
+            // A package manager's cache (`~/.npm/**`): its entries are
+            // named by hashes that change every run.
+            if let Some(dir) = CACHES
+                .iter()
+                .map(|(dir, _)| *dir)
+                .find(|d| is_within(rel.as_bytes(), d.as_bytes()))
+            {
+                return Some(Hint {
+                    access,
+                    tilde,
+                    target: &rel[..dir.len()],
+                    glob: Glob::Tree,
+                    socket: false,
+                });
+            }
         }
+        // A random name (a temporary file's, a hash), or a cache layout
+        // elsewhere: the glob that names the next run's too, once.
+        let glob = if target.len() == rel.len() {
+            let skip = path.len() - rel.len();
+            let start = if tilde { skip } else { 1 };
+            match crate::names::reuse(path, start) {
+                Some(Reuse::Star { at, from, to }) => {
+                    target = &rel[..at - skip];
+                    Glob::Star(&rel[from - skip..to - skip])
+                }
+                Some(Reuse::Tree { to }) => {
+                    target = &rel[..to - skip];
+                    Glob::Tree
+                }
+                None => Glob::Exact,
+            }
+        } else {
+            Glob::Exact
+        };
         Some(Hint {
             access,
             tilde,
             target,
+            glob,
             socket: false,
         })
     }
@@ -64,6 +101,7 @@ impl Policy {
             access: Access::Write,
             tilde,
             target,
+            glob: Glob::Exact,
             socket: true,
         })
     }
@@ -86,9 +124,33 @@ fn flag_safe(path: &[u8]) -> Option<&str> {
 pub struct Hint<'a> {
     access: Access,
     tilde: bool,
+    /// The path, or the fixed text a glob starts with.
     target: &'a str,
+    /// What follows `target` (see [`crate::names`]).
+    glob: Glob<'a>,
     /// An AF_UNIX socket: `--allow-unix-socket`, `unix_sockets = […]`.
     socket: bool,
+}
+
+/// How a hint's pattern ends after its fixed text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Glob<'a> {
+    /// Nothing: the path itself, or a tool's directory.
+    Exact,
+    /// `*` and the rest of the component: a random part.
+    Star(&'a str),
+    /// `/**`: a cache's directory.
+    Tree,
+}
+
+impl Glob<'_> {
+    fn write(&self, f: &mut impl fmt::Write) -> fmt::Result {
+        match self {
+            Glob::Exact => Ok(()),
+            Glob::Star(rest) => write!(f, "*{rest}"),
+            Glob::Tree => f.write_str("/**"),
+        }
+    }
 }
 
 impl Hint<'_> {
@@ -102,11 +164,18 @@ impl Hint<'_> {
 
     /// The pattern, `~/` for the home.
     pub fn pattern(&self) -> String {
-        if self.tilde {
+        let mut p = if self.tilde {
             format!("~/{}", self.target)
         } else {
             self.target.to_string()
-        }
+        };
+        let _ = self.glob.write(&mut p);
+        p
+    }
+
+    /// Whether the pattern is a glob (names more than the refused path).
+    pub fn is_glob(&self) -> bool {
+        self.glob != Glob::Exact
     }
 
     /// The config line: `[write] allow = ["~/.cache/pip"]`.
@@ -120,7 +189,8 @@ impl Hint<'_> {
 
 impl fmt::Display for Hint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let quote = self.target.contains(' ');
+        // A glob is quoted, so no shell expands it (fsguard expands `~/`).
+        let quote = self.target.contains(' ') || self.is_glob();
         if self.socket {
             f.write_str("--allow-unix-socket ")?;
         } else {
@@ -133,6 +203,7 @@ impl fmt::Display for Hint<'_> {
             f.write_str("~/")?;
         }
         f.write_str(self.target)?;
+        self.glob.write(f)?;
         if quote {
             f.write_str("'")?;
         }

@@ -343,6 +343,32 @@ impl Policy {
         self.log.as_deref()
     }
 
+    /// Whether a plain read-only open of `path` may be answered with a
+    /// descriptor that only names it (Linux `O_PATH`: `fstat`, `fchdir`, a
+    /// dirfd for `*at` calls, each checked on its own; no `read`, no
+    /// `getdents`) instead of being refused: `path` is a directory above
+    /// the root or above the private `TMPDIR` (a strict ancestor, so a
+    /// directory), and the read is refused only for lying outside them
+    /// (`root` or `not_allowed`, never a rule someone wrote: `deny`,
+    /// `deny_always`, `secrets`). Never with `hide_outside`, which hides
+    /// what lies outside, ancestors too. Programs open the directories
+    /// above their start only to compare identities (walkdir's
+    /// `follow_links`, same-file handles).
+    pub fn names_only(&self, path: &[u8]) -> bool {
+        if self.settings.hide_outside || path.first() != Some(&b'/') {
+            return false;
+        }
+        let above = |dir: &Option<Box<[u8]>>| {
+            dir.as_deref()
+                .is_some_and(|d| d != path && is_within(d, path))
+        };
+        if !above(&self.root) && !above(&self.tmpdir) {
+            return false;
+        }
+        let d = self.decide(Access::Read, path);
+        !d.allowed && matches!(d.rule, Rule::Root | Rule::NotAllowed)
+    }
+
     /// True when `path` is inside the root (or there is no root); used to
     /// hide what lies outside (`hide_outside`).
     pub fn inside_root(&self, path: &[u8]) -> bool {

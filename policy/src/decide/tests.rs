@@ -503,3 +503,143 @@ fn unix_sockets_are_doors_out_decided_as_writes() {
     );
     assert_eq!(socket(&p, "@x"), (false, "abstract_socket".into()));
 }
+
+#[test]
+fn names_only_for_directories_above_the_root_and_tmpdir() {
+    let mut s = base();
+    s.root = Some("/home/u/proj".into());
+    s.tmpdir = Some("/tmp/fsguard-x1".into());
+    s.read.deny = vec!["/srv".into()];
+    s.read.deny_always = vec!["/opt/**".into()];
+    let p = Policy::new(s.clone()).unwrap();
+    for above in ["/", "/home", "/home/u", "/tmp"] {
+        assert!(p.names_only(above.as_bytes()), "{above}");
+    }
+    // The root, the TMPDIR and what lies inside are allowed, not named.
+    for not in [
+        "/home/u/proj",
+        "/home/u/proj/src",
+        "/tmp/fsguard-x1",
+        "/tmp/fsguard-x1/a",
+    ] {
+        assert!(!p.names_only(not.as_bytes()), "{not}");
+    }
+    // Beside or below an ancestor: refused as before.
+    for not in [
+        "/home/u/.ssh",
+        "/home/u/other",
+        "/home/u/proj2",
+        "/home/uu",
+        "/tmp/other",
+        "/etc/shadow",
+        "pipe:[1]",
+        "home",
+    ] {
+        assert!(!p.names_only(not.as_bytes()), "{not}");
+    }
+    // A rule someone wrote beats it: a deny, deny_always, secrets.
+    let mut s2 = s.clone();
+    s2.root = Some("/srv/ws".into());
+    let p2 = Policy::new(s2).unwrap();
+    assert!(!p2.names_only(b"/srv"), "read.deny on the ancestor");
+    assert!(p2.names_only(b"/"));
+    let mut s3 = s.clone();
+    s3.root = Some("/opt/ws".into());
+    let p3 = Policy::new(s3).unwrap();
+    assert!(!p3.names_only(b"/opt"), "deny_always on the ancestor");
+    let mut s4 = s.clone();
+    s4.root = Some("/home/u/.ssh/ws".into());
+    let p4 = Policy::new(s4).unwrap();
+    assert!(!p4.names_only(b"/home/u/.ssh"), "a secret ancestor");
+    assert!(p4.names_only(b"/home/u"));
+    // hide_outside hides ancestors too.
+    let mut s5 = s.clone();
+    s5.hide_outside = true;
+    assert!(!Policy::new(s5).unwrap().names_only(b"/home/u"));
+    // An ancestor readable anyway (system) needs no narrowing.
+    let mut s6 = s.clone();
+    s6.root = Some("/usr/src/ws".into());
+    assert!(!Policy::new(s6).unwrap().names_only(b"/usr"));
+    // No root, no TMPDIR: nothing is above anything.
+    let mut s7 = base();
+    s7.read.allow = vec!["/data/in".into()];
+    let p7 = Policy::new(s7).unwrap();
+    assert!(!p7.names_only(b"/data"));
+    // An allow-list with a TMPDIR: its ancestors (not_allowed).
+    let mut s8 = base();
+    s8.read.allow = vec!["/data/in".into()];
+    s8.tmpdir = Some("/tmp/fsguard-x2".into());
+    let p8 = Policy::new(s8).unwrap();
+    assert!(p8.names_only(b"/tmp"));
+    assert!(!p8.names_only(b"/data"));
+}
+
+#[test]
+fn hints_name_the_glob_of_random_names_and_caches_once() {
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.home = Some("/home/u".into());
+    let p = Policy::new(s).unwrap();
+    let hint = |a: Access, path: &str| {
+        let d = p.decide(a, path.as_bytes());
+        assert!(!d.allowed, "{path}");
+        p.hint(a, path.as_bytes(), d.rule)
+            .map(|h| (h.to_string(), h.toml()))
+    };
+    assert_eq!(
+        hint(Access::Write, "/home/u/send2trash_testha5_8f65"),
+        Some((
+            "--allow-write '~/send2trash_test*'".into(),
+            "[write] allow = [\"~/send2trash_test*\"]".into()
+        ))
+    );
+    // Every file of an npm cache: one hint.
+    let npm: std::collections::BTreeSet<_> = [
+        "/home/u/.npm/_cacache/index-v5/4f/4a/c432db8f0e1a2b3c4d5e6f708192a3b4",
+        "/home/u/.npm/_cacache/content-v2/sha512/ab/cd/0123456789abcdef0123",
+        "/home/u/.npm/_logs/2026-11-27T08_00_00_000Z-debug-0.log",
+    ]
+    .iter()
+    .map(|f| hint(Access::Read, f).unwrap().0)
+    .collect();
+    assert_eq!(
+        npm.into_iter().collect::<Vec<_>>(),
+        ["--allow-read '~/.npm/**'"]
+    );
+    assert_eq!(
+        hint(Access::Write, "/tmp/tmpk3j2x9ab.txt").map(|h| h.0),
+        Some("--allow-write '/tmp/tmp*.txt'".into())
+    );
+    assert_eq!(
+        hint(
+            Access::Read,
+            "/srv/go/pkg/mod/cache/download/x/@v/v1.0.0.zip"
+        )
+        .map(|h| h.0),
+        Some("--allow-read '/srv/go/pkg/mod/**'".into())
+    );
+    // Plain names stay exact; the tool's own directory as before.
+    assert_eq!(
+        hint(Access::Write, "/home/u/notes.txt").map(|h| h.0),
+        Some("--allow-write ~/notes.txt".into())
+    );
+    assert_eq!(
+        hint(
+            Access::Write,
+            "/home/u/.cache/pip/http/c432db8f0e1a2b3c4d5e6f708192a3b4"
+        )
+        .map(|h| h.0),
+        Some("--allow-write ~/.cache/pip".into())
+    );
+    // Never for a secret, random name or not.
+    assert_eq!(hint(Access::Read, "/home/u/.ssh/tmpk3j2x9ab"), None);
+    // The glob, applied, allows the next run's name.
+    let mut s = base();
+    s.root = Some("/ws".into());
+    s.home = Some("/home/u".into());
+    s.write.allow = vec!["/home/u/send2trash_test*".into(), "/tmp/tmp*.txt".into()];
+    let q = Policy::new(s).unwrap();
+    for next in ["/home/u/send2trash_testq1w2_e3r4/x", "/tmp/tmpzz9y8x7w.txt"] {
+        assert!(q.decide(Access::Write, next.as_bytes()).allowed, "{next}");
+    }
+}

@@ -31,6 +31,7 @@ mod tree;
 
 use crate::{is_within, Access};
 
+pub(crate) use places::CACHES;
 pub use render::{add_unix_sockets, merge, refusal_comments, render, rule_comment, toml_string};
 pub use tree::generalise;
 
@@ -120,7 +121,8 @@ impl Suggestion {
     /// The rule as written in a policy: `~/` for the home directory, glob
     /// syntax in names escaped.
     pub fn pattern(&self, home: Option<&str>) -> String {
-        let p = shown(&escape_glob(&self.path), home.map(escape_glob).as_deref());
+        let p = shown(&escape_glob(&self.path), home.map(escape_glob).as_deref())
+            .replace(tree::STAR, "*");
         if self.glob {
             format!("{}/**", p.trim_end_matches('/'))
         } else {

@@ -6,7 +6,7 @@ use crate::is_within;
 
 /// Caches under the home directory, as paths relative to it, with the
 /// tool that owns each. Any directory directly under `~/.cache` is one too.
-const CACHES: &[(&str, &str)] = &[
+pub(crate) const CACHES: &[(&str, &str)] = &[
     (".npm", "npm"),
     (".cargo/registry", "cargo"),
     (".cargo/git", "cargo"),

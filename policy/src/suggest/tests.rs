@@ -332,3 +332,49 @@ allow = [
     assert_eq!(set.write.allow, ["/tmp/out.txt"]);
     assert!(merge("[read\n", &s, &[], &p).is_err());
 }
+
+#[test]
+fn random_names_become_one_glob() {
+    let n = needs(&[
+        ("write", "/home/u/send2trash_testha5_8f65"),
+        ("write", "/home/u/send2trash_testk3j_x9ab/f.txt"),
+        ("write", "/home/u/send2trash_test0a1b2c3d"),
+        ("write", "/tmp/pytest-of-u/pytest-3/test_a0/out.txt"),
+        ("write", "/tmp/tmpk3j2x9ab.json"),
+        (
+            "read",
+            "/srv/npmc/_cacache/index-v5/4f/4a/c432db8f0e1a2b3c4d5e6f708192a3b4",
+        ),
+        (
+            "read",
+            "/srv/npmc/_cacache/content-v2/sha512/ab/cd/0123456789abcdef0123",
+        ),
+        ("read", "/home/u/notes.txt"),
+    ]);
+    let (s, r) = generalise(&n, &places(), &Options::default());
+    assert!(r.is_empty(), "{r:?}");
+    assert_eq!(
+        patterns(&s),
+        [
+            "write ~/send2trash_test*",
+            "write /tmp/pytest-of-u/pytest-*",
+            "write /tmp/tmp*.json",
+            "read ~/notes.txt",
+            "read /srv/npmc/**",
+        ]
+    );
+    // A credential path the glob could name: no glob.
+    let mut p = places();
+    p.protected.push("/home/u/.aws_creds".into());
+    let n = needs(&[("write", "/home/u/.aws_k3j2x9ab")]);
+    let (s, _) = generalise(&n, &p, &Options::default());
+    assert_eq!(patterns(&s), ["write ~/.aws_k3j2x9ab"]);
+    // --exact keeps every path.
+    let n = needs(&[("write", "/home/u/send2trash_testha5_8f65")]);
+    let exact = Options {
+        exact: true,
+        ..Options::default()
+    };
+    let (s, _) = generalise(&n, &places(), &exact);
+    assert_eq!(patterns(&s), ["write ~/send2trash_testha5_8f65"]);
+}

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{components, Options, Places, Refusal, Suggestion};
+use super::{components, within, Options, Places, Refusal, Suggestion};
+use crate::names::Reuse;
 use crate::Access;
 
 /// A node of the tree of touched paths.
@@ -78,6 +79,9 @@ fn target(path: &str, places: &Places, opts: &Options) -> (String, bool) {
             return (dir.clone(), dir != path);
         }
     }
+    if let Some(t) = random_target(path, places) {
+        return t;
+    }
     if let Some(n) = opts.max_depth {
         let anchor = places.anchor(path);
         let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
@@ -91,6 +95,74 @@ fn target(path: &str, places: &Places, opts: &Options) -> (String, bool) {
     }
     (path.to_string(), false)
 }
+
+/// A path with a random-looking name in it (a temporary file's, a hash,
+/// a cache layout elsewhere: [`crate::names::reuse`]): the glob that covers
+/// every name made the same way, when it is safe. A `*` stands in the
+/// tree as [`STAR`].
+fn random_target(path: &str, places: &Places) -> Option<(String, bool)> {
+    let start = places
+        .home
+        .as_deref()
+        .filter(|h| within(path, h) && *h != "/")
+        .map_or(1, |h| h.trim_end_matches('/').len() + 1);
+    match crate::names::reuse(path, start)? {
+        Reuse::Tree { to } => {
+            let dir = &path[..to];
+            places
+                .too_broad(dir)
+                .is_none()
+                .then(|| (dir.to_string(), true))
+        }
+        Reuse::Star { at, from, to } => {
+            let parent_end = path[..at].rfind('/')?;
+            let (prefix, suffix) = (&path[parent_end + 1..at], &path[from..to]);
+            let parent = if parent_end == 0 {
+                "/"
+            } else {
+                &path[..parent_end]
+            };
+            // No credential path in the parent may match the glob.
+            let clash = places
+                .protected
+                .iter()
+                .any(|p| star_may_match(p, parent, prefix, suffix));
+            (!clash).then(|| {
+                (
+                    format!("{}{prefix}{STAR}{suffix}", &path[..=parent_end]),
+                    false,
+                )
+            })
+        }
+    }
+}
+
+/// Whether the pattern `p` may name a path `parent/PREFIX*SUFFIX` or one
+/// beneath it (conservative: true when unsure).
+fn star_may_match(p: &str, parent: &str, prefix: &str, suffix: &str) -> bool {
+    let glob = |c: &str| c.contains(['*', '?', '[', '{']);
+    let pc: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
+    let dc: Vec<&str> = parent.split('/').filter(|c| !c.is_empty()).collect();
+    for (i, d) in dc.iter().enumerate() {
+        match pc.get(i) {
+            None => return true, // the pattern covers the parent
+            Some(c) if glob(c) => return true,
+            Some(c) if c != d => return false,
+            _ => {}
+        }
+    }
+    match pc.get(dc.len()) {
+        None => true,
+        Some(c) if glob(c) => true,
+        Some(c) => {
+            c.len() >= prefix.len() + suffix.len() && c.starts_with(prefix) && c.ends_with(suffix)
+        }
+    }
+}
+
+/// The `*` of a random name in a suggested path (a control character no
+/// trace line carries); [`Suggestion::pattern`] writes it as `*`.
+pub(crate) const STAR: char = '\u{1}';
 
 /// The rules that allow every access in `needs`: each an access (exec
 /// counts as read) to an absolute, canonical path that the target policy
