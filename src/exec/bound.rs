@@ -158,6 +158,7 @@ fn check_fd(call: &'static str, fd: c_int) -> Result<(), c_int> {
             dirfd: fd,
             path: CArg::NULL,
             moves: false,
+            handle: false,
         }],
     )
 }
@@ -315,6 +316,7 @@ fn walk(
                         dirfd: libc::AT_FDCWD,
                         path: CArg::of(c),
                         moves: false,
+                        handle: false,
                     }],
                 )?;
                 return Err(e.raw_os_error());
