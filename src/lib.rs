@@ -14,6 +14,8 @@
 mod errno;
 #[cfg(feature = "fault-injection")]
 mod fault;
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
+mod heap;
 mod real;
 mod reserve;
 mod sys;
@@ -34,7 +36,13 @@ pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod syscall;
 mod table;
+
 pub mod trace;
+
+/// The guard never allocates through the program's `malloc` (heap.rs).
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
+#[global_allocator]
+static HEAP: heap::LibcHeap = heap::LibcHeap;
 
 #[cfg(test)]
 mod docs;

@@ -68,7 +68,8 @@ fn item6_denials_reach_the_user_whatever_the_command_does_with_stderr() {
     // once (issue 29 item 9: the first used to be named twice, on the count
     // line and again in the list).
     assert!(
-        o.stderr.contains("fsguard: 3 accesses blocked; first: open read /etc/shadow")
+        o.stderr
+            .contains("fsguard: 3 accesses blocked; first: open read /etc/shadow")
             && !o.stderr.contains("fsguard:   open read /etc/shadow")
             && o.stderr.contains(&format!(
                 "fsguard:   open read {} (x2)",
