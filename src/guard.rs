@@ -789,11 +789,6 @@ impl Guard {
         dest: Option<&[u8]>,
         audited: bool,
     ) -> Result<(), c_int> {
-        // Another process's memory or environment, by its /proc file.
-        #[cfg(target_os = "linux")]
-        if let (Some(access), true) = (t.access, mine.starts_with(b"/proc/")) {
-            crate::hooks_more::process::memory_file(self, call, access, mine)?;
-        }
         let Some(access) = t.access else {
             // Metadata: confined only to hide what lies outside.
             let d = self.policy.decide(Access::Read, mine);
@@ -810,6 +805,13 @@ impl Guard {
         }
         let d = self.policy.decide(access, mine);
         if d.allowed {
+            // Another process's memory or environment, by its /proc file:
+            // refused even where the policy lets /proc be read (a refusal
+            // by the policy itself keeps its own rule).
+            #[cfg(target_os = "linux")]
+            if mine.starts_with(b"/proc/") {
+                crate::hooks_more::process::memory_file(self, call, access, mine)?;
+            }
             Ok(())
         } else if matches!(call, "mkdir" | "mkdirat")
             && !self.policy.settings().hide_outside
