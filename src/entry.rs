@@ -247,8 +247,9 @@ macro_rules! hooks {
                 let $t = &mut $vias;
                 $act
             };
-            #[allow(clippy::cmp_null)] // a hook that returns a pointer fails with NULL
-            let failed = r == $fail;
+            // Not `r == $fail`: a row's `fail` may act (freopen's closes
+            // the stream).
+            let failed = crate::guard::Failure::failed(&r);
             return crate::guard::release_call($call, &$targets, r, failed, $vias);
         }
     };
@@ -390,8 +391,9 @@ macro_rules! hooks {
                 $(let $vpath = via_path;)?
                 hooks!(@call $symbol, $fail, ($($arg: $argty),*) -> $ret $(, ($realty) ($($rarg),*))?)
             };
-            #[allow(clippy::cmp_null)] // a hook that returns a pointer fails with NULL
-            let failed = r == $fail;
+            // Not `r == $fail`: a row's `fail` may act (freopen's closes
+            // the stream).
+            let failed = crate::guard::Failure::failed(&r);
             crate::guard::release_call($call, &targets, r, failed, vias)
         });
     };

@@ -478,6 +478,43 @@ pub fn release_call<R, H: Held>(
     release(r, held)
 }
 
+/// Whether a hook's result says the call failed: a negative number for the
+/// calls that return one (-1), NULL for those that return a pointer.
+pub trait Failure {
+    /// The call failed (errno says why).
+    fn failed(&self) -> bool;
+}
+
+macro_rules! failure_below_zero {
+    ($($t:ty),*) => {$(
+        impl Failure for $t {
+            fn failed(&self) -> bool {
+                *self < 0
+            }
+        }
+    )*};
+}
+failure_below_zero!(i32, i64, isize);
+
+/// glibc's `__file_change_detection_for_path`: false when it failed.
+impl Failure for bool {
+    fn failed(&self) -> bool {
+        !*self
+    }
+}
+
+impl<T> Failure for *mut T {
+    fn failed(&self) -> bool {
+        self.is_null()
+    }
+}
+
+impl<T> Failure for *const T {
+    fn failed(&self) -> bool {
+        self.is_null()
+    }
+}
+
 /// What a call holds from its check: its [`Vias`], or nothing (`()`) for a
 /// call that went ahead with the caller's own arguments.
 pub trait Held {
