@@ -344,13 +344,15 @@ int main(int argc, char **argv) {
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0)
             snprintf(obj, sizeof obj, "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+        /* A descriptor that only names its object (O_PATH). */
+        int path_only = fd >= 0 && (fcntl(fd, F_GETFL) & O_PATH) != 0;
         if (f) fclose(f);
         else if (dir) closedir(dir);
         else if (fd >= 0) close(fd);
         if (d1 >= 0) close(d1);
         if (d2 >= 0) close(d2);
-        printf("%s d1=%s d2=%s ret=%ld errno=%d obj=%s probes=%s\n", id, d1s, d2s, ret < 0 ? -1L : ret > 0 ? 1L : 0L,
-               e, obj, probes);
+        printf("%s d1=%s d2=%s ret=%ld errno=%d obj=%s probes=%s path_only=%d\n", id, d1s, d2s,
+               ret < 0 ? -1L : ret > 0 ? 1L : 0L, e, obj, probes, path_only);
         fflush(stdout);
         fprintf(stderr, "@@end %s\n", id);
         fflush(stderr);

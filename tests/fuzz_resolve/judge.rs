@@ -76,6 +76,9 @@ pub(crate) fn judge(case: &Case, b: &Outcome, g: &Outcome) -> Result<(), String>
     let g_out_effects = g.effects.keys().any(|r| !inside(r));
     if b.ok {
         if outside {
+            if names_above_root(case, b, g) {
+                return Ok(());
+            }
             if g.ok || g_out_effects {
                 return Err("FALSE ALLOW".into());
             }
@@ -114,4 +117,28 @@ pub(crate) fn judge(case: &Case, b: &Outcome, g: &Outcome) -> Result<(), String>
         );
     }
     Err("ERRNO (both failed, nothing changed, another errno than the kernel's)".into())
+}
+
+/// A plain read-only open of a directory above the root gets a descriptor
+/// that only names it (docs/policy.md, "Directories above the root"): the
+/// same object as bare, an `O_PATH` descriptor, nothing changed, no trace
+/// line. Anything else on an object outside stays a false allow.
+fn names_above_root(case: &Case, b: &Outcome, g: &Outcome) -> bool {
+    let plain = match case.call {
+        "open" => case.args.get(1).is_some_and(|m| m == "r"),
+        "openat" => case.args.get(1).is_some_and(|m| m == "r"),
+        _ => false,
+    };
+    let above = b
+        .obj
+        .as_deref()
+        .is_some_and(|o| o.is_empty() || ROOT.strip_prefix(o).is_some_and(|r| r.starts_with('/')));
+    plain
+        && above
+        && g.ok
+        && g.path_only
+        && !b.path_only
+        && g.obj == b.obj
+        && g.effects.is_empty()
+        && b.effects.is_empty()
 }

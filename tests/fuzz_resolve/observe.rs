@@ -159,6 +159,8 @@ pub(crate) struct Outcome {
     pub(crate) ok: bool,
     pub(crate) errno: i32,
     pub(crate) obj: Option<String>,
+    /// The returned descriptor only names its object (`O_PATH`).
+    pub(crate) path_only: bool,
     pub(crate) probes: Vec<Probe>,
     pub(crate) effects: BTreeMap<String, String>,
     pub(crate) blocked: Vec<String>,
@@ -310,6 +312,7 @@ pub(crate) fn execute(r: &mut Runner, st: &mut Stager, case: &Case, id: u64) -> 
             "-" => None,
             o => name_of(o, &[&post, &pre]),
         },
+        path_only: get("path_only") == "1",
         probes,
         effects: effects(&pre, &post),
         blocked: err
